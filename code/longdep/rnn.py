@@ -1,0 +1,214 @@
+"""The Elman recurrent network and backpropagation through time written by hand (Chapter 1).
+
+The network is
+
+    a_t = W_ih x_t + b_ih + W_hh h_{t-1} + b_hh,        h_t = phi(a_t),
+
+with phi = tanh or relu, the same equations and parameter names as :class:`torch.nn.RNNCell`.
+:func:`bptt` computes the gradients of a loss L = sum_t L_t from the chapter's equations with no
+autograd, so that the tests can check the derivation against PyTorch's.
+"""
+
+from typing import NamedTuple
+
+import torch
+from torch import nn
+
+_ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu}
+
+
+def check_sequence(x: torch.Tensor, features: int, name: str = "x") -> None:
+    """Raise a clear ``ValueError`` unless ``x`` has shape (batch, time, features)."""
+    if x.dim() != 3:
+        raise ValueError(
+            f"{name} must have shape (batch, time, features), got {x.dim()} dimensions "
+            f"{tuple(x.shape)}"
+        )
+    if x.size(-1) != features:
+        raise ValueError(f"{name} has {x.size(-1)} features per step, expected {features}")
+
+
+class ElmanRNN(nn.Module):
+    """A one-layer Elman RNN over a whole sequence (Chapter 1, "The Elman network").
+
+    Parameters have the names and shapes of :class:`torch.nn.RNNCell`: ``weight_ih`` (hidden,
+    input), ``weight_hh`` (hidden, hidden), ``bias_ih`` and ``bias_hh`` (hidden,), initialised
+    from U(-1/sqrt(hidden), 1/sqrt(hidden)) as PyTorch does.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, nonlinearity: str = "tanh"):
+        super().__init__()
+        if nonlinearity not in _ACTIVATIONS:
+            raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        if input_size < 1 or hidden_size < 1:
+            raise ValueError(
+                f"input_size and hidden_size must be positive, got {input_size}, {hidden_size}"
+            )
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.nonlinearity = nonlinearity
+        self.weight_ih = nn.Parameter(torch.empty(hidden_size, input_size))
+        self.weight_hh = nn.Parameter(torch.empty(hidden_size, hidden_size))
+        self.bias_ih = nn.Parameter(torch.empty(hidden_size))
+        self.bias_hh = nn.Parameter(torch.empty(hidden_size))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = self.hidden_size**-0.5
+        for parameter in self.parameters():
+            nn.init.uniform_(parameter, -bound, bound)
+
+    @classmethod
+    def from_torch(cls, rnn: nn.RNN) -> "ElmanRNN":
+        """Copy the weights of a one-layer, unidirectional :class:`torch.nn.RNN`."""
+        if rnn.num_layers != 1 or rnn.bidirectional or not rnn.bias:
+            raise ValueError("from_torch needs a one-layer, unidirectional nn.RNN with biases")
+        model = cls(rnn.input_size, rnn.hidden_size, rnn.nonlinearity)
+        model = model.to(dtype=rnn.weight_ih_l0.dtype)
+        with torch.no_grad():
+            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                getattr(model, name).copy_(getattr(rnn, name + "_l0"))
+        return model
+
+    def pre_activations(
+        self, x: torch.Tensor, h0: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Run the recurrence; return the pre-activations a and the states h, (batch, time, hidden)."""
+        check_sequence(x, self.input_size)
+        batch, steps, _ = x.shape
+        if h0 is None:
+            h0 = x.new_zeros(batch, self.hidden_size)
+        elif h0.shape != (batch, self.hidden_size):
+            raise ValueError(
+                f"h0 must have shape (batch, hidden) = {(batch, self.hidden_size)}, "
+                f"got {tuple(h0.shape)}"
+            )
+        phi = _ACTIVATIONS[self.nonlinearity]
+        h = h0
+        pre, states = [], []
+        for t in range(steps):
+            a = self.pre_activation(x[:, t], h)
+            h = phi(a)
+            pre.append(a)
+            states.append(h)
+        return torch.stack(pre, dim=1), torch.stack(states, dim=1)
+
+    def pre_activation(self, x_t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """a_t = W_ih x_t + b_ih + W_hh h_{t-1} + b_hh for one step; x_t (batch, input)."""
+        return x_t @ self.weight_ih.T + self.bias_ih + h @ self.weight_hh.T + self.bias_hh
+
+    def step(self, x_t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """One step of the recurrence, h_t = phi(a_t); x_t (batch, input), h (batch, hidden)."""
+        return _ACTIVATIONS[self.nonlinearity](self.pre_activation(x_t, h))
+
+    def forward(
+        self, x: torch.Tensor, h0: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """x: (batch, time, input); h0: (batch, hidden) or None for zeros.
+
+        Returns the states at every step, (batch, time, hidden), and the last state (batch, hidden).
+        """
+        _, states = self.pre_activations(x, h0)
+        return states, states[:, -1]
+
+
+class BPTTGradients(NamedTuple):
+    """What :func:`bptt` returns. Shapes: parameters as in :class:`ElmanRNN`; ``state_grads``
+    (batch, time, hidden) is the total dL/dh_t; ``weight_hh_terms`` (time, hidden, hidden) holds the
+    immediate term of each step, whose sum over time is ``weight_hh``."""
+
+    weight_ih: torch.Tensor
+    weight_hh: torch.Tensor
+    bias_ih: torch.Tensor
+    bias_hh: torch.Tensor
+    state_grads: torch.Tensor
+    weight_hh_terms: torch.Tensor
+
+
+def activation_derivative(rnn: ElmanRNN, pre: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
+    """phi'(a_t): 1 - h_t^2 for tanh, the indicator a_t > 0 for relu."""
+    if rnn.nonlinearity == "tanh":
+        return 1 - states**2
+    return (pre > 0).to(pre.dtype)
+
+
+@torch.no_grad()
+def bptt(
+    rnn: ElmanRNN,
+    x: torch.Tensor,
+    output_grads: torch.Tensor,
+    h0: torch.Tensor | None = None,
+) -> BPTTGradients:
+    """Backpropagation through time by hand, no autograd (Chapter 1, "BPTT by hand").
+
+    ``output_grads`` (batch, time, hidden) is dL_t/dh_t through step t's own output only. Walking
+    back in time, the total gradient of the state is that plus what flows back from step t+1:
+
+        dL/dh_t = dL_t/dh_t + W_hh^T diag(phi'(a_{t+1})) dL/dh_{t+1},
+
+    and each step adds its immediate term diag(phi'(a_t)) dL/dh_t h_{t-1}^T to dL/dW_hh.
+    """
+    pre, states = rnn.pre_activations(x, h0)
+    if output_grads.shape != states.shape:
+        raise ValueError(
+            f"output_grads must have the states' shape {tuple(states.shape)}, "
+            f"got {tuple(output_grads.shape)}"
+        )
+    batch, steps, hidden = states.shape
+    previous = torch.cat([states.new_zeros(batch, 1, hidden) if h0 is None else h0[:, None],
+                          states[:, :-1]], dim=1)
+    derivative = activation_derivative(rnn, pre, states)
+    state_grads = torch.empty_like(states)
+    pre_grads = torch.empty_like(states)
+    from_future = states.new_zeros(batch, hidden)
+    for t in reversed(range(steps)):
+        state_grads[:, t] = output_grads[:, t] + from_future
+        pre_grads[:, t] = derivative[:, t] * state_grads[:, t]
+        from_future = pre_grads[:, t] @ rnn.weight_hh
+    weight_hh_terms = torch.einsum("bti,btj->tij", pre_grads, previous)
+    return BPTTGradients(
+        weight_ih=torch.einsum("bti,btj->ij", pre_grads, x),
+        weight_hh=weight_hh_terms.sum(0),
+        bias_ih=pre_grads.sum((0, 1)),
+        bias_hh=pre_grads.sum((0, 1)),
+        state_grads=state_grads,
+        weight_hh_terms=weight_hh_terms,
+    )
+
+
+def readout_gradients(
+    states: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, targets: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Gradients of L = sum over batch and time of cross_entropy(W_hy h_t + b_y, y_t), by hand.
+
+    states (batch, time, hidden), weight (classes, hidden), bias (classes,), targets (batch, time).
+    With p_t = softmax(W_hy h_t + b_y), dL_t/dz_t = p_t - onehot(y_t); returns dL_t/dh_t
+    (batch, time, hidden), dL/dW_hy and dL/db_y.
+    """
+    if targets.shape != states.shape[:2]:
+        raise ValueError(
+            f"targets must have shape (batch, time) = {tuple(states.shape[:2])}, "
+            f"got {tuple(targets.shape)}"
+        )
+    probabilities = torch.softmax(states @ weight.T + bias, dim=-1)
+    logit_grads = probabilities - nn.functional.one_hot(targets, weight.size(0)).to(states.dtype)
+    return (
+        logit_grads @ weight,
+        torch.einsum("btc,bth->ch", logit_grads, states),
+        logit_grads.sum((0, 1)),
+    )
+
+
+def loss_to_step_gradients(rnn: ElmanRNN, x: torch.Tensor, output_grads: torch.Tensor) -> torch.Tensor:
+    """Norm of dL_t/dh_k for every loss step t and state step k <= t; a (time, time) matrix.
+
+    Row t backpropagates L_t alone, so it shows how far back one loss term reaches.
+    """
+    steps = x.size(1)
+    norms = torch.zeros(steps, steps, dtype=x.dtype)
+    for t in range(steps):
+        only_t = torch.zeros_like(output_grads)
+        only_t[:, t] = output_grads[:, t]
+        state_grads = bptt(rnn, x, only_t).state_grads
+        norms[t, : t + 1] = state_grads[:, : t + 1].norm(dim=(0, 2))
+    return norms
