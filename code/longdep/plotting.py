@@ -59,3 +59,15 @@ def plot_bptt_contributions(loss_to_step: np.ndarray, step_terms: np.ndarray):
     right.set_ylabel("norm of step k's term")
     right.set_title(r"terms of $\partial L / \partial W_{hh}$")
     return fig
+
+
+# Chapter 2 figures
+
+
+# Chapter 3 figures
+
+
+# Chapters 4 and 5 figures
+
+
+# Chapter 6 figures
