@@ -22,7 +22,8 @@ def make_book(root: Path, chapter_cells: list[nbformat.NotebookNode]) -> None:
     (root / "_toc.yml").write_text("format: jb-book\nroot: book/index\nchapters:\n  - file: book/chapter\n")
     book = root / "book"
     book.mkdir()
-    shutil.copy(REPO / "book" / "references.bib", book / "references.bib")
+    for name in ("references.bib", "favicon.svg"):
+        shutil.copy(REPO / "book" / name, book / name)
     shutil.copytree(REPO / "book" / "_ext", book / "_ext")
     (root / "_mathjax").symlink_to(REPO / "_mathjax")
     (book / "index.md").write_text("# A test book\n\nOne chapter.\n")

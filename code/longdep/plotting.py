@@ -35,6 +35,17 @@ def use_book_style() -> None:
     mpl.rcParams.update(BOOK_STYLE)
 
 
+def finished(fig: mpl.figure.Figure) -> mpl.figure.Figure:
+    """Close ``fig`` and return it, for a notebook cell to display as its value.
+
+    A closed figure is shown exactly once, by the cell's display hook. An open one is also shown by
+    the inline backend when the cell ends, and twice where the backend was activated twice (nbval
+    does that), which would make the stored output differ from a fresh run.
+    """
+    plt.close(fig)
+    return fig
+
+
 def plot_bptt_contributions(loss_to_step: np.ndarray, step_terms: np.ndarray):
     """Chapter 1's figure: how far back each loss term sends gradient, and where dL/dW_hh comes from.
 
@@ -58,7 +69,7 @@ def plot_bptt_contributions(loss_to_step: np.ndarray, step_terms: np.ndarray):
     right.set_xlabel("step k of the unrolled sequence")
     right.set_ylabel("norm of step k's term")
     right.set_title(r"terms of $\partial L / \partial W_{hh}$")
-    return fig
+    return finished(fig)
 
 
 # Chapter 2 figures
