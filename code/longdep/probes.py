@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 import torch
 
+from longdep.rnn import check_sequence
+
 
 def finite_or_inf(norms: torch.Tensor) -> torch.Tensor:
     """Replace every non-finite norm by +inf: an overflowed gradient is infinitely large, not NaN."""
@@ -38,3 +40,41 @@ def input_gradient_norms(
         outputs = outputs[0]
     (grad,) = torch.autograd.grad(loss_fn(outputs), x)
     return finite_or_inf(grad.norm(dim=(0, 2)))
+
+
+def state_gradient_norms(
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    loss_fn: Callable[[torch.Tensor], torch.Tensor] = last_output_sum,
+    h0: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Norm of dL/dh_k for every step k, from one backward pass (Chapter 2, "Measuring it right").
+
+    The model is unrolled with its ``step(x_t, h)`` method (as :class:`longdep.rnn.ElmanRNN`
+    has), keeping each state h_k as its own tensor, so that one call of ``torch.autograd.grad``
+    returns dL/dh_k for all of them. x is (batch, time, features), h0 is (batch, hidden) or None
+    for zeros; L = loss_fn(states) with states (batch, time, hidden). Returns a (time,) tensor:
+    entry k is the norm over batch and features of dL/dh_k (distance time - 1 - k from the last
+    step), ``inf`` where the backward pass overflowed.
+    """
+    check_sequence(x, model.input_size)
+    h = x.new_zeros(x.size(0), model.hidden_size) if h0 is None else h0
+    states = []
+    for t in range(x.size(1)):
+        h = model.step(x[:, t], h)
+        states.append(h)
+    grads = torch.autograd.grad(loss_fn(torch.stack(states, dim=1)), states)
+    return finite_or_inf(torch.stack([grad.norm() for grad in grads]))
+
+
+def ratios_by_distance(norms: torch.Tensor) -> torch.Tensor:
+    """Turn per-step norms (time,) into ratios by distance: entry d is norms[-1 - d] / norms[-1].
+
+    With the loss on the last step only, entry d is ||dL/dh_{T-d}|| / ||dL/dh_T||, the quantity
+    that the bound (gamma sigma_max)^d of Chapter 2 caps.
+    """
+    if norms.dim() != 1 or norms.numel() == 0:
+        raise ValueError(f"norms must be a non-empty (time,) tensor, got shape {tuple(norms.shape)}")
+    if not (torch.isfinite(norms[-1]) and norms[-1] > 0):
+        raise ValueError(f"the last step's norm must be finite and positive, got {norms[-1].item()}")
+    return norms.flip(0) / norms[-1]

@@ -4,7 +4,7 @@ The network is
 
     a_t = W_ih x_t + b_ih + W_hh h_{t-1} + b_hh,        h_t = phi(a_t),
 
-with phi = tanh or relu, the same equations and parameter names as :class:`torch.nn.RNNCell`.
+with phi = tanh, relu or the identity (a linear RNN, Chapter 2), the same equations and parameter names as :class:`torch.nn.RNNCell`.
 :func:`bptt` computes the gradients of a loss L = sum_t L_t from the chapter's equations with no
 autograd, so that the tests can check the derivation against PyTorch's.
 """
@@ -14,7 +14,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-_ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu}
+_ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "identity": torch.clone}
 
 
 def check_sequence(x: torch.Tensor, features: int, name: str = "x") -> None:
@@ -39,7 +39,9 @@ class ElmanRNN(nn.Module):
     def __init__(self, input_size: int, hidden_size: int, nonlinearity: str = "tanh"):
         super().__init__()
         if nonlinearity not in _ACTIVATIONS:
-            raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+            raise ValueError(
+                f"nonlinearity must be 'tanh', 'relu' or 'identity', got {nonlinearity!r}"
+            )
         if input_size < 1 or hidden_size < 1:
             raise ValueError(
                 f"input_size and hidden_size must be positive, got {input_size}, {hidden_size}"
@@ -126,9 +128,11 @@ class BPTTGradients(NamedTuple):
 
 
 def activation_derivative(rnn: ElmanRNN, pre: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
-    """phi'(a_t): 1 - h_t^2 for tanh, the indicator a_t > 0 for relu."""
+    """phi'(a_t): 1 - h_t^2 for tanh, 1 for the identity, the indicator a_t > 0 for relu."""
     if rnn.nonlinearity == "tanh":
         return 1 - states**2
+    if rnn.nonlinearity == "identity":
+        return torch.ones_like(pre)
     return (pre > 0).to(pre.dtype)
 
 
