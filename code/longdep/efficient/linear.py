@@ -1,0 +1,167 @@
+"""Attention in linear time: kernel (linear) attention, Performer and Linformer (Chapter 6).
+
+Linear attention (Katharopoulos et al. 2020) replaces exp(q . k / sqrt(d)) by a product of
+feature maps phi(q) . phi(k). The causal output
+
+    y_t = phi(q_t)^T S_t / phi(q_t)^T z_t,    S_t = sum_{j<=t} phi(k_j) v_j^T,  z_t = sum_{j<=t} phi(k_j)
+
+can be computed for all t at once with cumulative sums (the parallel form) or step by step with a
+matrix-valued state S_t = S_{t-1} + phi(k_t) v_t^T (the recurrent form): causal linear attention
+is an RNN. With phi = elu + 1 it is a different model from softmax attention; with Performer's
+positive random features (Choromanski et al. 2021) phi(q) . phi(k) is an unbiased estimate of
+exp(q . k / sqrt(d)), so the output approximates softmax attention. Linformer (Wang et al. 2020)
+instead projects the time axis of the keys and values to a fixed length.
+"""
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from longdep.attention import scaled_dot_product_attention
+
+FeatureMap = Callable[[torch.Tensor], torch.Tensor]
+
+
+def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
+    """phi(x) = elu(x) + 1 > 0, the feature map of Katharopoulos et al. (2020)."""
+    return torch.nn.functional.elu(x) + 1
+
+
+def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+    """Raise a clear ``ValueError`` unless q, k, v are (..., time, d_k), (..., time_k, d_k),
+    (..., time_k, d_v) with equal leading dimensions."""
+    if (q.dim() < 2 or q.shape[:-2] != k.shape[:-2] or k.shape[:-1] != v.shape[:-1]
+            or q.size(-1) != k.size(-1)):
+        raise ValueError(
+            f"q, k, v must have shapes (..., time, d_k), (..., time_k, d_k), (..., time_k, d_v), "
+            f"got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
+
+
+def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True,
+                     feature_map: FeatureMap = elu_feature_map) -> torch.Tensor:
+    """Kernel attention in its parallel form (Chapter 6, "Linear attention is an RNN").
+
+    q: (..., time, d_k), k: (..., time_k, d_k), v: (..., time_k, d_v) -> (..., time, d_v).
+    Causal: cumulative sums of phi(k_j) v_j^T over j, O(time * features * d_v) time and memory;
+    otherwise one sum over all keys. Never forms a (time, time_k) matrix.
+    """
+    check_qkv(q, k, v)
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    if causal:
+        if q.size(-2) != k.size(-2):
+            raise ValueError(f"causal attention needs time = time_k, got {q.size(-2)}, {k.size(-2)}")
+        states = torch.cumsum(phi_k[..., :, None] * v[..., None, :], dim=-3)
+        numerator = torch.einsum("...tf,...tfd->...td", phi_q, states)
+        denominator = (phi_q * torch.cumsum(phi_k, dim=-2)).sum(-1, keepdim=True)
+    else:
+        numerator = phi_q @ (phi_k.transpose(-2, -1) @ v)
+        denominator = phi_q @ phi_k.sum(-2)[..., None]
+    return numerator / denominator
+
+
+def linear_attention_recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                               feature_map: FeatureMap = elu_feature_map) -> torch.Tensor:
+    """Causal kernel attention as an RNN with a matrix-valued state (Chapter 6).
+
+    S_t = S_{t-1} + phi(k_t) v_t^T (features x d_v), z_t = z_{t-1} + phi(k_t),
+    y_t = phi(q_t)^T S_t / phi(q_t)^T z_t. Same shapes and outputs as
+    ``linear_attention(q, k, v, causal=True)``, one step at a time.
+    """
+    check_qkv(q, k, v)
+    if q.size(-2) != k.size(-2):
+        raise ValueError(f"causal attention needs time = time_k, got {q.size(-2)}, {k.size(-2)}")
+    phi_q, phi_k = feature_map(q), feature_map(k)
+    state = phi_k.new_zeros(*phi_k.shape[:-2], phi_k.size(-1), v.size(-1))
+    normaliser = phi_k.new_zeros(*phi_k.shape[:-2], phi_k.size(-1))
+    outputs = []
+    for t in range(q.size(-2)):
+        state = state + phi_k[..., t, :, None] * v[..., t, None, :]
+        normaliser = normaliser + phi_k[..., t, :]
+        query = phi_q[..., t, :]
+        numerator = (query[..., None] * state).sum(-2)
+        outputs.append(numerator / (query * normaliser).sum(-1, keepdim=True))
+    return torch.stack(outputs, dim=-2)
+
+
+def random_projection(num_features: int, dim: int, orthogonal: bool = True,
+                      generator: torch.Generator | None = None,
+                      dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    """Performer's random directions w_1 .. w_m, a (num_features, dim) matrix with rows ~ N(0, I).
+
+    ``orthogonal``: rows orthogonal within each block of ``dim`` rows (the "OR" of FAVOR+), each
+    rescaled to the length of a Gaussian vector so that every row keeps the N(0, I) marginal.
+    """
+    if num_features < 1:
+        raise ValueError(f"num_features must be at least 1, got {num_features}")
+    if dim < 1:
+        raise ValueError(f"dim must be at least 1, got {dim}")
+    gaussian = torch.randn(num_features, dim, generator=generator, dtype=dtype)
+    if not orthogonal:
+        return gaussian
+    blocks = []
+    for start in range(0, num_features, dim):
+        square = torch.randn(dim, dim, generator=generator, dtype=dtype)
+        rows = min(dim, num_features - start)
+        blocks.append(torch.linalg.qr(square).Q.T[:rows])
+    return torch.cat(blocks) * gaussian.norm(dim=1, keepdim=True)
+
+
+def favor_features(x: torch.Tensor, projection: torch.Tensor) -> torch.Tensor:
+    """FAVOR+ positive random features (Choromanski et al. 2021), (..., time, d) -> (..., time, m).
+
+    With x' = x / d^(1/4) and w_i the rows of ``projection`` (m, d),
+    phi(x)_i = exp(w_i . x' - |x'|^2 / 2) / sqrt(m), so that E[phi(q) . phi(k)] = exp(q . k / sqrt(d)),
+    the softmax kernel, and every feature is positive (no cancelling signs, unlike sin/cos).
+    """
+    if x.size(-1) != projection.size(-1):
+        raise ValueError(
+            f"x has {x.size(-1)} features, the projection expects {projection.size(-1)}"
+        )
+    scaled = x * x.size(-1) ** -0.25
+    exponent = scaled @ projection.T - (scaled**2).sum(-1, keepdim=True) / 2
+    return torch.exp(exponent) / math.sqrt(projection.size(0))
+
+
+def performer_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                        projection: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """Linear attention with FAVOR+ features: an approximation of softmax attention (Chapter 6)."""
+    return linear_attention(q, k, v, causal, lambda x: favor_features(x, projection))
+
+
+def performer_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, feature_counts: list[int],
+                     draws: int, orthogonal: bool = True, seed: int = 0) -> torch.Tensor:
+    """Relative error |Performer - softmax| / |softmax| of the outputs, non-causal.
+
+    For every m in ``feature_counts`` and each of ``draws`` random projections; returns a
+    (len(feature_counts), draws) tensor. q, k, v as in :func:`linear_attention`.
+    """
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, got {draws}")
+    exact, _ = scaled_dot_product_attention(q, k, v)
+    generator = torch.Generator().manual_seed(seed)
+    errors = torch.empty(len(feature_counts), draws, dtype=torch.float64)
+    for row, count in enumerate(feature_counts):
+        for draw in range(draws):
+            projection = random_projection(count, q.size(-1), orthogonal, generator, q.dtype)
+            approximate = performer_attention(q, k, v, projection)
+            errors[row, draw] = (approximate - exact).norm() / exact.norm()
+    return errors
+
+
+def linformer_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                        projection: torch.Tensor) -> torch.Tensor:
+    """Softmax attention over keys and values projected along time (Wang et al. 2020).
+
+    q, k: (..., time, d_k); v: (..., time, d_v); projection E: (k, n), learned for one length n.
+    K' = E K and V' = E V have k rows, so the scores are (time, k), linear in time for fixed k.
+    E mixes all positions, so there is no causal version, and the layer only accepts time = n.
+    """
+    check_qkv(q, k, v)
+    if projection.dim() != 2 or projection.size(1) != k.size(-2):
+        raise ValueError(
+            f"the projection (k, n) = {tuple(projection.shape)} was made for sequences of length "
+            f"n = {projection.size(-1)}; it cannot project {k.size(-2)} keys"
+        )
+    return scaled_dot_product_attention(q, projection @ k, projection @ v)[0]

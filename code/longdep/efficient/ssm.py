@@ -1,0 +1,118 @@
+"""A diagonal selective state-space layer, Mamba-style and simplified (Chapter 6, "State-space models").
+
+Per channel c and state index n, with A_{c,n} < 0 and an input-dependent step Delta_t > 0,
+
+    h_t = Abar_t * h_{t-1} + Bbar_t x_t,     Abar_t = exp(Delta_t A),
+    Bbar_t = (1 - Abar_t) / (-A) * B_t        (zero-order hold, exact for diagonal A),
+    y_t = sum_n C_{t,n} h_{t,n} + D x_t,
+
+where Delta_t = softplus(W_Delta x_t + b_Delta), B_t = W_B x_t and C_t = W_C x_t depend on the
+input: that is what "selective" means (Gu & Dao 2023). The recurrence h_t = a_t h_{t-1} + b_t is
+linear in h, so it can be evaluated by a parallel scan in log2(time) rounds instead of time steps.
+Since 0 < Abar_t < 1, dh_T/dh_k = prod_{r=k+1..T} Abar_r can never explode, but it is a product
+of gates below one: with N = 1, A = -1, B = 1 it is exactly 1 - sigmoid, a forget gate (Gu & Dao,
+Theorem 1).
+"""
+
+import math
+
+import torch
+from torch import nn
+
+from longdep.rnn import check_sequence
+
+
+def check_scan(a: torch.Tensor, b: torch.Tensor) -> None:
+    """Raise a clear ``ValueError`` unless a and b have one shape (batch, time, ...)."""
+    if a.shape != b.shape or a.dim() < 2:
+        raise ValueError(
+            f"a and b must have the same shape (batch, time, ...), got {tuple(a.shape)} and "
+            f"{tuple(b.shape)}"
+        )
+
+
+def sequential_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """h_t = a_t * h_{t-1} + b_t with h_{-1} = 0, one step at a time; a, b, h: (batch, time, ...)."""
+    check_scan(a, b)
+    h = torch.zeros_like(b[:, 0])
+    states = []
+    for t in range(a.size(1)):
+        h = a[:, t] * h + b[:, t]
+        states.append(h)
+    return torch.stack(states, dim=1)
+
+
+def parallel_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The same h as :func:`sequential_scan`, in ceil(log2(time)) rounds (Hillis and Steele).
+
+    Step t is the affine map h -> a_t h + b_t; composing the map of an earlier block (a', b') with a
+    later one (a, b) gives (a a', a b' + b), an associative operation. In round r every position
+    composes its map with the one 2^r steps before it, so after the last round position t holds
+    the composition of steps 0 .. t, whose offset is h_t. Only products of the a's are formed,
+    never divisions by them, so it is as stable as the sequential loop.
+    """
+    check_scan(a, b)
+    shift = 1
+    while shift < a.size(1):
+        b = torch.cat([b[:, :shift], a[:, shift:] * b[:, :-shift] + b[:, shift:]], dim=1)
+        a = torch.cat([a[:, :shift], a[:, shift:] * a[:, :-shift]], dim=1)
+        shift *= 2
+    return b
+
+
+SCANS = {"parallel": parallel_scan, "sequential": sequential_scan}
+
+
+class SelectiveSSM(nn.Module):
+    """A diagonal selective SSM layer, (batch, time, d_model) -> (batch, time, d_model).
+
+    Parameters: ``A_log`` (d_model, state_size) with A = -exp(A_log) < 0, initialised to
+    A_{c,n} = -(n + 1) (S4D-real); ``D`` (d_model,); ``delta_proj`` (d_model -> d_model) whose
+    bias makes the initial step Delta log-uniform in [dt_min, dt_max] (as in Mamba); ``B_proj``
+    and ``C_proj`` (d_model -> state_size, no bias). ``scan`` is "parallel" or "sequential".
+    """
+
+    def __init__(self, d_model: int, state_size: int = 8, scan: str = "parallel",
+                 dt_min: float = 1e-3, dt_max: float = 1e-1):
+        super().__init__()
+        if d_model < 1 or state_size < 1:
+            raise ValueError(
+                f"d_model and state_size must be positive, got {d_model}, {state_size}"
+            )
+        if scan not in SCANS:
+            raise ValueError(f"scan must be one of {sorted(SCANS)}, got {scan!r}")
+        if not 0 < dt_min <= dt_max:
+            raise ValueError(f"need 0 < dt_min <= dt_max, got {dt_min}, {dt_max}")
+        self.d_model, self.state_size, self.scan = d_model, state_size, scan
+        self.A_log = nn.Parameter(torch.log(torch.arange(1.0, state_size + 1)).repeat(d_model, 1))
+        self.D = nn.Parameter(torch.ones(d_model))
+        self.delta_proj = nn.Linear(d_model, d_model)
+        self.B_proj = nn.Linear(d_model, state_size, bias=False)
+        self.C_proj = nn.Linear(d_model, state_size, bias=False)
+        with torch.no_grad():
+            uniform = torch.rand(d_model) * (math.log(dt_max) - math.log(dt_min))
+            dt = torch.exp(uniform + math.log(dt_min))
+            self.delta_proj.bias.copy_(dt + torch.log(-torch.expm1(-dt)))  # softplus^-1(dt)
+
+    def discretize(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Abar and Bbar x, each (batch, time, d_model, state_size), and C (batch, time, state)."""
+        check_sequence(x, self.d_model)
+        delta = nn.functional.softplus(self.delta_proj(x))
+        A = -torch.exp(self.A_log)
+        decay = torch.exp(delta[..., None] * A)
+        drive = (1 - decay) / -A * self.B_proj(x)[:, :, None, :] * x[..., None]
+        return decay, drive, self.C_proj(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        decay, drive, C = self.discretize(x)
+        states = SCANS[self.scan](decay, drive)
+        return torch.einsum("btcn,btn->btc", states, C) + self.D * x
+
+    @torch.no_grad()
+    def memory(self, x: torch.Tensor) -> torch.Tensor:
+        """dh_T/dh_k = prod_{r=k+1..T} Abar_r for every k: its largest entry over batch, channels
+        and states, a (time,) tensor. At most 1 (no explosion), and it decays unless Delta -> 0."""
+        decay, _, _ = self.discretize(x)
+        later = torch.cat([decay[:, 1:], torch.ones_like(decay[:, :1])], dim=1)
+        products = later.flip(1).cumprod(1).flip(1)
+        return products.amax(dim=(0, 2, 3))
