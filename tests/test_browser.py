@@ -164,3 +164,12 @@ def test_chapter_pages_have_typeset_math_and_figures(browser, server):
     page.close()
     assert found["typesetCount"] > 20
     assert found["imageCount"] >= 1
+
+
+def test_sitemap_lists_every_page():
+    if not SITE.exists() and not browser_required():
+        pytest.skip("no built book: run `make book` first")
+    sitemap = (SITE / "sitemap.xml").read_text()
+    for page in pages():
+        if page.startswith("book/"):
+            assert f"/{page}</loc>" in sitemap, page

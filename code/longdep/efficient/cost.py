@@ -1,0 +1,154 @@
+"""Measuring what a sequence mixer costs (Chapter 6, "The quadratic cost, measured").
+
+- :func:`seconds_per_call`: wall-clock time (volatile: it depends on the machine and its load);
+- :func:`peak_tensor_bytes`: the largest total size of tensors alive at once during a call,
+  counted exactly from the tensors PyTorch creates (deterministic);
+- :func:`matmul_flops`: floating-point operations of the matrix products, counted by
+  :class:`torch.utils.flop_counter.FlopCounterMode` (deterministic; elementwise work not counted);
+- :func:`graph_depth`: the longest chain of operations in the autograd graph, i.e. how many
+  steps must run one after another however many processors there are;
+- :func:`fitted_exponent`, :func:`crossover_length`, :func:`growth_label`: reading those
+  measurements against the sequence length.
+"""
+
+import math
+import time
+import weakref
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.flop_counter import FlopCounterMode
+
+
+def seconds_per_call(fn: Callable[[], object], repeats: int = 3) -> float:
+    """The fastest of ``repeats`` timed calls of ``fn`` after one warm-up call, in seconds.
+
+    The minimum is the least disturbed by other work on a shared machine.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+class _LiveTensorBytes(TorchDispatchMode):
+    """Adds the bytes of every new storage an operation creates, subtracts them when it is freed."""
+
+    def __init__(self):
+        super().__init__()
+        self.live = self.peak = 0
+        self.storages: set[int] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = {t.untyped_storage().data_ptr() for t in tree_flatten((args, kwargs))[0]
+                  if isinstance(t, torch.Tensor)}
+        for tensor in tree_flatten(out)[0]:
+            if isinstance(tensor, torch.Tensor):
+                storage = tensor.untyped_storage()
+                # Views and in-place results share an input's storage: nothing new was allocated.
+                if storage.data_ptr() not in inputs | self.storages and storage.nbytes():
+                    self._add(storage)
+        return out
+
+    def _add(self, storage: torch.UntypedStorage) -> None:
+        key, nbytes = storage.data_ptr(), storage.nbytes()
+        self.storages.add(key)
+        self.live += nbytes
+        self.peak = max(self.peak, self.live)
+        weakref.finalize(storage, self._free, key, nbytes)
+
+    def _free(self, key: int, nbytes: int) -> None:
+        self.storages.discard(key)
+        self.live -= nbytes
+
+
+def peak_tensor_bytes(fn: Callable[[], object]) -> int:
+    """Peak total bytes of the tensors that ``fn()`` creates and that are alive at the same time.
+
+    Measured without autograd, from the storages PyTorch allocates: tensors made before the call
+    (inputs passed in by closure) and views of them are not counted; the result is.
+    """
+    tracker = _LiveTensorBytes()
+    with torch.no_grad(), tracker:
+        fn()
+    return tracker.peak
+
+
+def matmul_flops(fn: Callable[[], object]) -> int:
+    """Floating-point operations of the matrix products in ``fn()`` (no autograd), as counted by
+    :class:`torch.utils.flop_counter.FlopCounterMode`: 2 m n k for an (m, k) @ (k, n) product."""
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        fn()
+    return counter.get_total_flops()
+
+
+def graph_depth(output: torch.Tensor) -> int:
+    """The number of operations on the longest chain of ``output``'s autograd graph.
+
+    Operations on one chain must run one after another, so this is the number of sequential
+    steps of the computation, whatever the number of processors (Chapter 6).
+    """
+    if output.grad_fn is None:
+        raise ValueError("output has no autograd graph: compute it from inputs that require grad")
+    depth: dict = {}
+    pending = [output.grad_fn]
+    while pending:  # an explicit stack: a recurrent graph is deeper than Python's recursion limit
+        node = pending[-1]
+        children = [child for child, _ in node.next_functions if child is not None]
+        missing = [child for child in children if child not in depth]
+        if missing:
+            pending.extend(missing)
+            continue
+        depth[node] = 1 + max((depth[child] for child in children), default=0)
+        pending.pop()
+    return depth[output.grad_fn]
+
+
+def fitted_exponent(lengths: Sequence[float], values: Sequence[float]) -> float:
+    """The slope p of the least-squares line log(value) = p log(length) + c: value ~ length^p."""
+    lengths, values = np.asarray(lengths, dtype=float), np.asarray(values, dtype=float)
+    if lengths.shape != values.shape or lengths.size < 2:
+        raise ValueError(f"need two or more (length, value) pairs, got {lengths.size}, {values.size}")
+    if (lengths <= 0).any() or (values <= 0).any():
+        raise ValueError("lengths and values must be positive to fit on log-log axes")
+    return float(np.polyfit(np.log(lengths), np.log(values), 1)[0])
+
+
+def crossover_length(lengths: Sequence[float], first: Sequence[float],
+                     second: Sequence[float]) -> float:
+    """The length where ``first`` overtakes ``second``, interpolated on log-log axes between the
+    two measured lengths where first - second changes sign from negative to positive; nan if it
+    never does."""
+    log_ratio = np.log(np.asarray(first, dtype=float)) - np.log(np.asarray(second, dtype=float))
+    log_lengths = np.log(np.asarray(lengths, dtype=float))
+    for i in range(len(log_ratio) - 1):
+        if log_ratio[i] < 0 <= log_ratio[i + 1]:
+            fraction = -log_ratio[i] / (log_ratio[i + 1] - log_ratio[i])
+            return float(np.exp(log_lengths[i] + fraction * (log_lengths[i + 1] - log_lengths[i])))
+    return math.nan
+
+
+def growth_label(lengths: Sequence[int], values: Sequence[float]) -> str:
+    """Name how ``values`` grow with ``lengths`` (each length twice the one before): "1" if they
+    are constant, "log T" if each doubling adds the same positive amount, else "T^p" with p the
+    rounded :func:`fitted_exponent` ("T" for p = 1)."""
+    lengths, values = np.asarray(lengths, dtype=float), np.asarray(values, dtype=float)
+    if lengths.size < 3 or not np.allclose(lengths[1:], 2 * lengths[:-1]):
+        raise ValueError(f"need three or more lengths, each twice the one before, got {lengths}")
+    steps = np.diff(values)
+    if np.allclose(steps, 0):
+        return "1"
+    if (steps > 0).all() and np.allclose(steps, steps[0], rtol=0.05):
+        return "log T"
+    power = round(fitted_exponent(lengths, values))
+    return "T" if power == 1 else f"T^{power}"

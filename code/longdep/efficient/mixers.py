@@ -1,0 +1,96 @@
+"""Efficient mixers inside the book's Transformer layer, so that models differ in one place only
+(Chapter 6, "The book's models side by side").
+
+:class:`longdep.transformer.EncoderLayer` calls ``self_attn(x, x, x, mask)``. The classes here
+take that call and mix the sequence another way; :func:`mixer_stack` builds a Pre-LN
+:class:`longdep.transformer.EncoderStack` and puts one of them in every layer. All of them are
+causal by construction, so they take no mask.
+"""
+
+import torch
+from torch import nn
+
+from longdep.attention import MultiHeadAttention
+from longdep.efficient.linear import linear_attention
+from longdep.efficient.sparse import sliding_window_attention
+from longdep.efficient.ssm import SelectiveSSM
+from longdep.rnn import check_sequence
+from longdep.transformer import EncoderStack
+
+MIXERS = ("softmax", "window", "linear", "ssm")
+
+
+def check_self_mixing(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                      mask: torch.Tensor | None, d_model: int) -> None:
+    """Raise a clear ``ValueError`` unless this is causal self-mixing of (batch, time, d_model)."""
+    if key is not query or value is not query:
+        raise ValueError("this mixer only does self-attention: pass the same tensor three times")
+    if mask is not None:
+        raise ValueError("this mixer is causal by construction and takes no mask")
+    check_sequence(query, d_model, "query")
+
+
+class CausalHeadsMixer(MultiHeadAttention):
+    """Multi-head self-attention whose per-head operation ``mix_heads`` replaces softmax attention.
+
+    Same projections as :class:`longdep.attention.MultiHeadAttention`; forward(x, x, x) maps
+    (batch, time, d_model) to ((batch, time, d_model), None): there is no weight matrix to return.
+    """
+
+    def mix_heads(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def forward(self, query, key, value, mask=None):
+        check_self_mixing(query, key, value, mask, self.d_model)
+        batch, steps, _ = query.shape
+        heads = self.mix_heads(*self.project(query, key, value))  # (batch, heads, time, d_k)
+        return self.out_proj(heads.transpose(1, 2).reshape(batch, steps, self.d_model)), None
+
+
+class WindowedSelfAttention(CausalHeadsMixer):
+    """Causal sliding-window attention of ``window`` keys per query, banded (O(time * window))."""
+
+    def __init__(self, d_model: int, num_heads: int, window: int):
+        super().__init__(d_model, num_heads)
+        self.window = window
+
+    def mix_heads(self, q, k, v):
+        return sliding_window_attention(q, k, v, self.window)
+
+
+class LinearSelfAttention(CausalHeadsMixer):
+    """Causal linear attention with phi = elu + 1 (Katharopoulos et al. 2020)."""
+
+    def mix_heads(self, q, k, v):
+        return linear_attention(q, k, v, causal=True)
+
+
+class SSMSelfMixer(nn.Module):
+    """A :class:`longdep.efficient.ssm.SelectiveSSM` behind the self-attention call."""
+
+    def __init__(self, d_model: int, state_size: int):
+        super().__init__()
+        self.d_model = d_model
+        self.ssm = SelectiveSSM(d_model, state_size)
+
+    def forward(self, query, key, value, mask=None):
+        check_self_mixing(query, key, value, mask, self.d_model)
+        return self.ssm(query), None
+
+
+def mixer_stack(mixer: str, d_model: int, num_heads: int, num_layers: int, d_ff: int,
+                max_len: int, window: int = 8, state_size: int = 8) -> EncoderStack:
+    """A causal Pre-LN encoder stack, (batch, time, d_model) -> (batch, time, d_model), whose token
+    mixer is "softmax" (the Transformer), "window" (``window`` keys), "linear" or "ssm"."""
+    if mixer not in MIXERS:
+        raise ValueError(f"mixer must be one of {MIXERS}, got {mixer!r}")
+    stack = EncoderStack(d_model, num_heads, num_layers, d_ff, max_len, norm_first=True,
+                         causal=mixer == "softmax")
+    for layer in stack.layers:
+        if mixer == "window":
+            layer.self_attn = WindowedSelfAttention(d_model, num_heads, window)
+        elif mixer == "linear":
+            layer.self_attn = LinearSelfAttention(d_model, num_heads)
+        elif mixer == "ssm":
+            layer.self_attn = SSMSelfMixer(d_model, state_size)
+    return stack
