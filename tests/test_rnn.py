@@ -129,3 +129,34 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="targets"):
         readout_gradients(torch.randn(2, 3, 4), torch.randn(5, 4), torch.randn(5),
                           torch.zeros(3, 2, dtype=torch.long))
+
+
+def test_identity_nonlinearity_is_the_linear_recurrence():
+    seed_everything(5)
+    model = ElmanRNN(3, 4, nonlinearity="identity").double()
+    x = torch.randn(2, 6, 3, dtype=torch.float64)
+    h0 = torch.randn(2, 4, dtype=torch.float64)
+    outputs, h_last = model(x, h0)
+    h = h0
+    for t in range(6):
+        h = x[:, t] @ model.weight_ih.T + model.bias_ih + h @ model.weight_hh.T + model.bias_hh
+        torch.testing.assert_close(outputs[:, t], h, rtol=1e-14, atol=1e-14)
+    torch.testing.assert_close(h_last, h, rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("with_h0", [False, True])
+def test_bptt_by_hand_equals_autograd_for_identity(with_h0):
+    seed_everything(6)
+    model = ElmanRNN(3, 5, "identity").double()
+    readout = nn.Linear(5, 4).double()
+    x = torch.randn(2, 12, 3, dtype=torch.float64)
+    targets = torch.randint(0, 4, (2, 12))
+    h0 = torch.randn(2, 5, dtype=torch.float64) if with_h0 else None
+    autograd_loss(model, readout, x, targets, h0).backward()
+    with torch.no_grad():
+        states, _ = model(x, h0)
+    output_grads, _, _ = readout_gradients(states, readout.weight, readout.bias, targets)
+    by_hand = bptt(model, x, output_grads, h0)
+    for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+        torch.testing.assert_close(getattr(by_hand, name), getattr(model, name).grad,
+                                   rtol=1e-12, atol=1e-13)

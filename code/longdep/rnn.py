@@ -4,7 +4,8 @@ The network is
 
     a_t = W_ih x_t + b_ih + W_hh h_{t-1} + b_hh,        h_t = phi(a_t),
 
-with phi = tanh, relu or the identity (a linear RNN, Chapter 2), the same equations and parameter names as :class:`torch.nn.RNNCell`.
+with phi = tanh, relu or the identity (a linear RNN, Chapter 2), the same equations and parameter
+names as :class:`torch.nn.RNNCell`.
 :func:`bptt` computes the gradients of a loss L = sum_t L_t from the chapter's equations with no
 autograd, so that the tests can check the derivation against PyTorch's.
 """
