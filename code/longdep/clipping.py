@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from longdep.rnn import ElmanRNN
-from longdep.training import Batch, LastStepClassifier, TrainingResult, accuracy
+from longdep.training import Batch, LastStepClassifier, TrainingResult, train
 from longdep.vanishing import orthogonal_matrix
 
 
@@ -119,22 +119,6 @@ def train_sgd(model: nn.Module, make_batch: Callable[[torch.Generator], Batch], 
     :func:`clip_gradient_norm_` when ``threshold`` is given. Records the loss and the gradient
     norm before clipping at every step, and the held-out accuracy at the end.
     """
-    if steps < 1:
-        raise ValueError(f"steps must be at least 1, got {steps}")
-    train_generator = torch.Generator().manual_seed(seed)
-    held_out_generator = torch.Generator().manual_seed(seed + 1_000_003)
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-    result = TrainingResult()
-    model.train()
-    for _ in range(steps):
-        tokens, targets = make_batch(train_generator)
-        loss = nn.functional.cross_entropy(model(tokens), targets)
-        optimizer.zero_grad()
-        loss.backward()
-        grad_norm = clip_gradient_norm_(model.parameters(),
-                                        math.inf if threshold is None else threshold)
-        optimizer.step()
-        result.losses.append(loss.item())
-        result.grad_norms.append(grad_norm.item())
-    result.accuracy = accuracy(model, [make_batch(held_out_generator) for _ in range(eval_batches)])
-    return result
+    return train(model, make_batch, steps, lr, clip_norm=threshold, seed=seed,
+                 eval_batches=eval_batches, optimizer_class=torch.optim.SGD,
+                 clip=clip_gradient_norm_)

@@ -10,7 +10,8 @@ def key_recall_batch(
     vocab_size: int = 16,
     generator: torch.Generator | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """A batch of the key-recall task: remember the first token across ``distance`` steps.
+    """A batch of the key-recall task: remember the first token across ``distance`` steps
+    (Chapter 3, "A task that needs memory: key recall").
 
     Token 0 of each sequence is a key from {0, ..., num_keys - 1}; tokens 1 .. distance - 1 are
     distractors from {num_keys, ..., vocab_size - 2}; the last token, at position ``distance``, is

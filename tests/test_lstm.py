@@ -1,0 +1,182 @@
+"""LSTM equals torch.nn.LSTM; the cell-state Jacobian of Chapter 3 equals autograd's."""
+
+import pytest
+import torch
+from torch import nn
+
+from longdep.lstm import (LSTM, cell_state_jacobian, cell_state_path, forget_product_norms,
+                          sequential_cost)
+from longdep.repro import seed_everything
+
+TOLERANCE = {torch.float32: dict(rtol=1e-5, atol=1e-6), torch.float64: dict(rtol=1e-12, atol=1e-13)}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("with_state", [False, True])
+def test_equals_torch_lstm(dtype, with_state):
+    seed_everything(1)
+    reference = nn.LSTM(5, 7, batch_first=True).to(dtype)
+    model = LSTM.from_torch(reference)
+    x = torch.randn(3, 11, 5, dtype=dtype)
+    state = (torch.randn(3, 7, dtype=dtype), torch.randn(3, 7, dtype=dtype)) if with_state else None
+    outputs, (h_last, c_last) = model(x, state)
+    expected, (expected_h, expected_c) = reference(
+        x, None if state is None else (state[0][None], state[1][None])
+    )
+    assert outputs.dtype == dtype and outputs.shape == (3, 11, 7)
+    torch.testing.assert_close(outputs, expected, **TOLERANCE[dtype])
+    torch.testing.assert_close(h_last, expected_h[0], **TOLERANCE[dtype])
+    torch.testing.assert_close(c_last, expected_c[0], **TOLERANCE[dtype])
+
+
+def test_gradients_equal_torch_lstm():
+    seed_everything(2)
+    reference = nn.LSTM(4, 6, batch_first=True).double()
+    model = LSTM.from_torch(reference)
+    x = torch.randn(2, 9, 4, dtype=torch.float64)
+    model(x)[0].square().sum().backward()
+    reference(x)[0].square().sum().backward()
+    for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+        torch.testing.assert_close(getattr(model, name).grad, getattr(reference, name + "_l0").grad,
+                                   rtol=1e-12, atol=1e-13)
+
+
+def test_step_unrolls_forward():
+    seed_everything(3)
+    model = LSTM(3, 4, forget_bias=1.0).double()
+    x = torch.randn(2, 6, 3, dtype=torch.float64)
+    outputs, last = model(x)
+    state = (torch.zeros(2, 4, dtype=torch.float64), torch.zeros(2, 4, dtype=torch.float64))
+    for t in range(6):
+        state = model.step(x[:, t], state)
+        torch.testing.assert_close(state[0], outputs[:, t], rtol=1e-14, atol=1e-15)
+    torch.testing.assert_close(state[1], last[1], rtol=1e-14, atol=1e-15)
+
+
+def test_parameters_mirror_lstm_cell():
+    model, cell = LSTM(4, 6), nn.LSTMCell(4, 6)
+    assert {n: p.shape for n, p in model.named_parameters()} == {
+        n: p.shape for n, p in cell.named_parameters()
+    }
+
+
+@pytest.mark.parametrize("forget_bias", [0.0, 1.0, 3.0])
+def test_forget_bias_sets_the_forget_slice_only(forget_bias):
+    seed_everything(4)
+    model = LSTM(3, 8, forget_bias=forget_bias)
+    forget = slice(8, 16)
+    assert torch.all(model.bias_ih[forget] == forget_bias)
+    assert torch.all(model.bias_hh[forget] == 0)
+    others = torch.cat([model.bias_ih[:8], model.bias_ih[16:],
+                        model.bias_hh[:8], model.bias_hh[16:]])
+    assert others.abs().max() <= 8**-0.5 and others.std() > 0
+    # with zero input and state the forget gate is exactly sigmoid(forget_bias)
+    gates = model.input_parts(torch.zeros(1, 3))
+    assert torch.allclose(torch.sigmoid(gates[0, forget]), torch.sigmoid(torch.tensor(forget_bias)))
+
+
+def test_to_torch_round_trip():
+    seed_everything(5)
+    model = LSTM(3, 5, forget_bias=1.0).double()
+    reference = model.to_torch()
+    assert reference.batch_first and reference.weight_hh_l0.dtype == torch.float64
+    x = torch.randn(2, 7, 3, dtype=torch.float64)
+    torch.testing.assert_close(model(x)[0], reference(x)[0], rtol=1e-12, atol=1e-13)
+    back = LSTM.from_torch(reference)
+    for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+        assert torch.equal(getattr(back, name), getattr(model, name))
+
+
+def test_from_torch_copies_instead_of_sharing():
+    reference = nn.LSTM(2, 3, batch_first=True)
+    model = LSTM.from_torch(reference)
+    with torch.no_grad():
+        reference.weight_hh_l0.zero_()
+    assert model.weight_hh.abs().sum() > 0
+
+
+@pytest.mark.parametrize("kwargs", [dict(num_layers=2), dict(bidirectional=True), dict(bias=False),
+                                    dict(proj_size=2)])
+def test_from_torch_rejects_other_layouts(kwargs):
+    with pytest.raises(ValueError, match="one-layer"):
+        LSTM.from_torch(nn.LSTM(2, 3, batch_first=True, **kwargs))
+
+
+def test_bad_arguments_raise_clear_errors():
+    model = LSTM(3, 4)
+    with pytest.raises(ValueError, match="positive"):
+        LSTM(0, 4)
+    with pytest.raises(ValueError, match=r"\(batch, time, features\)"):
+        model(torch.randn(5, 3))
+    with pytest.raises(ValueError, match="2 features per step, expected 3"):
+        model(torch.randn(2, 5, 2))
+    x = torch.randn(2, 5, 3)
+    with pytest.raises(ValueError, match="pair"):
+        model(x, torch.zeros(2, 4))
+    with pytest.raises(ValueError, match=r"h0 must have shape \(batch, hidden\) = \(2, 4\)"):
+        model(x, (torch.zeros(3, 4), torch.zeros(2, 4)))
+    with pytest.raises(ValueError, match=r"c0 must have shape"):
+        model(x, (torch.zeros(2, 4), torch.zeros(2, 5)))
+    with pytest.raises(ValueError, match=r"x_t must have shape \(batch, 3\)"):
+        model.step(torch.randn(2, 1, 3), (torch.zeros(2, 4), torch.zeros(2, 4)))
+
+
+def test_cell_state_jacobian_equals_autograd():
+    seed_everything(6)
+    model = LSTM(3, 5, forget_bias=1.0).double()
+    x = torch.randn(2, 3, dtype=torch.float64)
+    c_prev = torch.randn(2, 5, dtype=torch.float64)
+    o_prev = torch.rand(2, 5, dtype=torch.float64)
+    direct, through_h = cell_state_jacobian(model, x, c_prev, o_prev)
+    for b in range(2):
+        def next_cell(c, b=b):
+            return model.step(x[b : b + 1], (o_prev[b : b + 1] * torch.tanh(c), c))[1][0]
+
+        jacobian = torch.autograd.functional.jacobian(next_cell, c_prev[b : b + 1])[:, 0]
+        torch.testing.assert_close(direct[b] + through_h[b], jacobian, rtol=1e-12, atol=1e-14)
+        # the direct path alone is diag(f_t): it misses the path through h_{t-1}
+        assert (direct[b] - jacobian).abs().max() > 1e-3
+
+
+def test_forget_product_norms_multiply_the_later_gates():
+    gates = torch.tensor([0.9, 0.5, 0.5, 0.5], dtype=torch.float64).reshape(1, 4, 1)
+    expected = torch.tensor([0.125, 0.25, 0.5, 1.0], dtype=torch.float64)
+    torch.testing.assert_close(forget_product_norms(gates), expected)
+    # norm over batch and units: two units with equal products give sqrt(2) times one
+    torch.testing.assert_close(forget_product_norms(gates.expand(1, 4, 2)), 2**0.5 * expected)
+
+
+def test_cell_state_path_without_recurrent_weights_is_the_forget_gate():
+    # with W_hh = 0 there is no path through h_{t-1}: dC_t/dC_{t-1} = diag(f_t), norm max_j f_tj
+    seed_everything(7)
+    model = LSTM(3, 4, forget_bias=1.0).double()
+    with torch.no_grad():
+        model.weight_hh.zero_()
+    x = torch.randn(2, 5, 3, dtype=torch.float64)
+    path = cell_state_path(model, x)
+    forget = torch.sigmoid(model.input_parts(x)[..., 4:8])
+    torch.testing.assert_close(path.forget_gates, forget)
+    torch.testing.assert_close(path.step_norms, forget.amax(-1))
+
+
+def test_cell_state_path_step_norms_equal_autograd():
+    seed_everything(8)
+    model = LSTM(3, 4, forget_bias=1.0).double()
+    x = torch.randn(1, 4, 3, dtype=torch.float64)
+    path = cell_state_path(model, x)
+    # dC_3/dC_2 along the whole recurrence: perturb C_2 and rerun the last step
+    _, (h2, c2) = model(x[:, :3])
+    o2 = h2 / torch.tanh(c2)
+    jacobian = torch.autograd.functional.jacobian(
+        lambda c: model.step(x[:, 3], (o2 * torch.tanh(c), c))[1], c2)[0, :, 0]
+    torch.testing.assert_close(path.step_norms[0, 3], torch.linalg.matrix_norm(jacobian, ord=2))
+
+
+def test_sequential_cost_times_every_length_and_checks_them():
+    seed_everything(9)
+    times = sequential_cost(LSTM(2, 3), lengths=[1, 4], positions=8, repeats=1)
+    assert list(times) == ["our LSTM (Python loop)", "torch.nn.LSTM (compiled loop)",
+                           "all positions as one batch"]
+    assert all(len(values) == 2 and min(values) > 0 for values in times.values())
+    with pytest.raises(ValueError, match="positive divisor of positions=8"):
+        sequential_cost(LSTM(2, 3), lengths=[3], positions=8)

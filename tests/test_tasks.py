@@ -1,0 +1,49 @@
+"""The key-recall task: where the key, the distractors and the query are, and bad arguments."""
+
+import pytest
+import torch
+
+from longdep.tasks import key_recall_batch
+
+
+def test_layout_of_a_batch():
+    generator = torch.Generator().manual_seed(0)
+    tokens, targets = key_recall_batch(500, distance=7, num_keys=4, vocab_size=10,
+                                       generator=generator)
+    assert tokens.shape == (500, 8) and targets.shape == (500,)
+    assert tokens.dtype == targets.dtype == torch.int64
+    assert torch.equal(targets, tokens[:, 0])  # the answer is the first token
+    assert set(targets.tolist()) == {0, 1, 2, 3}  # every key occurs
+    distractors = tokens[:, 1:-1]
+    assert set(distractors.unique().tolist()) == set(range(4, 9))
+    assert torch.all(tokens[:, -1] == 9)  # the query token, `distance` steps after the key
+
+
+def test_distance_one_has_no_distractors():
+    tokens, targets = key_recall_batch(3, distance=1, num_keys=2, vocab_size=4)
+    assert tokens.shape == (3, 2)
+    assert torch.all(tokens[:, 1] == 3) and torch.equal(tokens[:, 0], targets)
+
+
+def test_a_seeded_generator_makes_it_reproducible():
+    def batch(seed):
+        return key_recall_batch(16, 20, generator=torch.Generator().manual_seed(seed))
+
+    first, again, other = batch(1), batch(1), batch(2)
+    assert torch.equal(first[0], again[0]) and torch.equal(first[1], again[1])
+    assert not torch.equal(first[0], other[0])
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(batch_size=0), "batch_size must be at least 1"),
+        (dict(distance=0), "distance must be at least 1"),
+        (dict(num_keys=1), "num_keys must be at least 2"),
+        (dict(num_keys=8, vocab_size=9), "at least num_keys \\+ 2 = 10, got 9"),
+    ],
+)
+def test_bad_arguments_raise_clear_errors(kwargs, message):
+    arguments = dict(batch_size=4, distance=5) | kwargs
+    with pytest.raises(ValueError, match=message):
+        key_recall_batch(**arguments)

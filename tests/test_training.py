@@ -1,0 +1,98 @@
+"""The shared training loop: it learns key recall, warms up, clips, and tabulates accuracies."""
+
+import dataclasses
+
+import pytest
+import torch
+from torch import nn
+
+from longdep.lstm import LSTM
+from longdep.repro import seed_everything
+from longdep.training import (KEY_RECALL_BUDGET, LastStepClassifier, accuracy,
+                              format_accuracy_table, key_recall_accuracies, train,
+                              train_key_recall, warmup_factor)
+
+TINY = dataclasses.replace(KEY_RECALL_BUDGET, steps=2, batch_size=4, distances=(1, 3), seeds=(0,))
+
+
+
+
+def test_lstm_learns_key_recall_at_a_short_distance(one_thread):
+    seed_everything(0)
+    budget = KEY_RECALL_BUDGET
+    core = LSTM(budget.embedding_dim, budget.model_dim, forget_bias=1.0)
+    result = train_key_recall(core, budget.model_dim, distance=5, seed=0)
+    assert len(result.losses) == budget.steps
+    assert result.losses[-1] < 0.1 * result.losses[0]
+    assert result.accuracy >= 0.99  # chance is 1 / num_keys = 0.125
+
+
+def test_classifier_reads_the_last_step_only():
+    seed_everything(1)
+    model = LastStepClassifier(vocab_size=6, embedding_dim=4, core=nn.Identity(), core_dim=4,
+                               num_classes=3)
+    tokens = torch.randint(0, 6, (5, 7))
+    logits = model(tokens)
+    assert logits.shape == (5, 3)
+    torch.testing.assert_close(logits, model.head(model.embedding(tokens[:, -1])))
+
+
+def test_accuracy_counts_correct_argmax():
+    model = nn.Identity()
+    logits = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 0.0]])
+    assert accuracy(model, [(logits, torch.tensor([0, 1, 1, 1]))]) == 0.5
+
+
+def test_warmup_scales_the_first_adam_step():
+    # Adam's first step moves every parameter by lr * warm-up factor (the sign of its gradient)
+    seed_everything(2)
+    model = nn.Linear(3, 2)
+    before = [p.detach().clone() for p in model.parameters()]
+    generator_batch = (torch.randn(8, 3), torch.tensor([0, 1] * 4))
+    train(model, lambda generator: generator_batch, steps=1, lr=0.1, warmup_steps=4)
+    moves = torch.cat([(p.detach() - b).abs().flatten()
+                       for p, b in zip(model.parameters(), before)])
+    torch.testing.assert_close(moves, torch.full_like(moves, 0.1 * warmup_factor(0, 4)), rtol=1e-4,
+                               atol=0)
+    assert [warmup_factor(s, 4) for s in range(5)] == [0.25, 0.5, 0.75, 1.0, 1.0]
+    assert warmup_factor(0, 0) == 1.0
+
+
+def test_clipping_rescales_and_the_norm_is_recorded_before_it():
+    seed_everything(3)
+    model = nn.Linear(3, 2)
+    batch = (100 * torch.randn(8, 3), torch.tensor([0, 1] * 4))
+    result = train(model, lambda generator: batch, steps=1, lr=1e-3, clip_norm=1e-3)
+    clipped = torch.cat([p.grad.flatten() for p in model.parameters()]).norm()
+    torch.testing.assert_close(clipped.item(), 1e-3, rtol=1e-5, atol=0)
+    assert result.grad_norms[0] > 1.0  # the unclipped norm, not the clipped one
+
+
+def test_key_recall_accuracies_are_reproducible_and_tabulated():
+    def make_core():
+        return nn.RNN(TINY.embedding_dim, 5, batch_first=True)
+
+    first = key_recall_accuracies(make_core, 5, TINY)
+    assert first.shape == (1, 2) and torch.all((0 <= first) & (first <= 1))
+    assert torch.equal(first, key_recall_accuracies(make_core, 5, TINY))
+    table = format_accuracy_table({"rnn": first, "same": first}, TINY).splitlines()
+    assert table[0].split() == ["model", "d=1", "d=3"]
+    assert table[1].split()[1:] == [f"{a:.2f}" for a in first[0].tolist()]
+    with pytest.raises(ValueError, match=r"\(seeds, distances\) = \(1, 2\)"):
+        format_accuracy_table({"rnn": torch.zeros(2, 2)}, TINY)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(steps=0), "steps must be at least 1"),
+        (dict(clip_norm=0.0), "clip_norm must be positive"),
+        (dict(lr=0.0), "lr must be positive"),
+        (dict(warmup_steps=-1), "warmup_steps must be non-negative"),
+        (dict(eval_batches=0), "eval_batches must be at least 1"),
+    ],
+)
+def test_bad_arguments_raise_clear_errors(kwargs, message):
+    arguments = dict(steps=1) | kwargs
+    with pytest.raises(ValueError, match=message):
+        train(nn.Linear(2, 2), lambda generator: (torch.zeros(1, 2), torch.zeros(1)), **arguments)
