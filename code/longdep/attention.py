@@ -76,7 +76,7 @@ def scaled_dot_product_attention(
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention (Chapter 4, "Multi-head attention"), batch first.
+    """Multi-head attention (Chapter 4, "Scaled dot-product attention"), batch first.
 
     Four projections of shape (d_model, d_model): ``q_proj``, ``k_proj``, ``v_proj`` split into
     ``num_heads`` heads of width d_k = d_model / num_heads, and ``out_proj`` after the heads are
@@ -105,7 +105,7 @@ class MultiHeadAttention(nn.Module):
 
     @classmethod
     def from_torch(cls, attention: nn.MultiheadAttention) -> "MultiHeadAttention":
-        """Copy the weights of a :class:`torch.nn.MultiheadAttention` built with batch_first=True."""
+        """Copy the weights of a :class:`torch.nn.MultiheadAttention` (batch_first=True)."""
         if not attention.batch_first or not attention._qkv_same_embed_dim:
             raise ValueError("from_torch needs nn.MultiheadAttention(batch_first=True) "
                              "with kdim = vdim = embed_dim")
@@ -123,6 +123,7 @@ class MultiHeadAttention(nn.Module):
         return model
 
     def projections(self) -> tuple[nn.Linear, nn.Linear, nn.Linear]:
+        """W^Q, W^K, W^V in PyTorch's packing order."""
         return self.q_proj, self.k_proj, self.v_proj
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
@@ -131,13 +132,14 @@ class MultiHeadAttention(nn.Module):
         return x.view(batch, steps, self.num_heads, -1).transpose(1, 2)
 
     def project(self, query, key, value) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Q, K, V, each (batch, heads, time, d_k)."""
+        """Q, K, V, each (batch, heads, time, d_k), from (batch, time, d_model) inputs."""
         if query is key and key is value:
             weight = torch.cat([p.weight for p in self.projections()])
             bias = torch.cat([p.bias for p in self.projections()])
             packed = nn.functional.linear(query, weight, bias)
             return tuple(self.split_heads(x) for x in packed.chunk(3, dim=-1))
-        return tuple(self.split_heads(p(x)) for p, x in zip(self.projections(), (query, key, value)))
+        inputs = (query, key, value)
+        return tuple(self.split_heads(p(x)) for p, x in zip(self.projections(), inputs))
 
     def forward(
         self,
@@ -176,7 +178,7 @@ class MultiHeadAttention(nn.Module):
 
 def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
     """The (max_len, d_model) table PE(pos, 2i) = sin(pos w_i), PE(pos, 2i+1) = cos(pos w_i),
-    with w_i = 10000^(-2i/d_model) (Chapter 4, "Positional encoding"); float64."""
+    with w_i = 10000^(-2i/d_model) (Chapter 4, "Sinusoidal positional encoding"); float64."""
     if max_len < 1:
         raise ValueError(f"max_len must be at least 1, got {max_len}")
     if d_model < 2 or d_model % 2:
@@ -191,7 +193,8 @@ def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
 
 
 class PositionalEncoding(nn.Module):
-    """Add the sinusoidal positional encoding to (batch, time, d_model) inputs (Chapter 4).
+    """Add the sinusoidal positional encoding to (batch, time, d_model) inputs (Chapter 4,
+    "Sinusoidal positional encoding").
 
     The table is a float64 buffer of ``max_len`` rows, never trained and not saved (it is a
     function of its shape), cast to the input's dtype when added; a longer sequence raises a

@@ -1,0 +1,222 @@
+"""EncoderLayer equals torch.nn.TransformerEncoderLayer; the mini Transformer's fixes hold."""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from longdep.attention import causal_mask
+from longdep.repro import seed_everything
+from longdep.training import KEY_RECALL_BUDGET, KeyRecallBudget, train_key_recall
+from longdep.transformer import (
+    EncoderLayer,
+    EncoderStack,
+    TransformerEncoder,
+    ffn_gradient_norms,
+    ffn_gradient_norms_at_init,
+    fit_fresh_noise,
+    key_recall_transformer,
+    token_position_norm_ratio,
+    warmup_comparison,
+)
+
+TOLERANCE = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float64: dict(rtol=1e-12, atol=1e-12)}
+
+
+def torch_layer(norm_first, dtype, dropout=0.1):
+    layer = nn.TransformerEncoderLayer(16, 4, 24, dropout=dropout, activation="relu",
+                                       batch_first=True, norm_first=norm_first)
+    return layer.to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("mask_kind", [None, "causal", "per-batch"])
+def test_encoder_layer_equals_torch_in_eval_mode(dtype, norm_first, mask_kind):
+    seed_everything(11)
+    reference = torch_layer(norm_first, dtype).eval()
+    model = EncoderLayer.from_torch(reference).eval()
+    x = torch.randn(3, 9, 16, dtype=dtype)
+    mask = {None: None, "causal": causal_mask(9),
+            "per-batch": (torch.rand(3, 9, 9) < 0.5) | torch.eye(9, dtype=torch.bool)}[mask_kind]
+    # nn.TransformerEncoderLayer wants True = blocked, one (time, time) mask per head.
+    torch_mask = None if mask is None else ~(mask if mask.dim() == 2
+                                             else mask.repeat_interleave(4, dim=0))
+    output = model(x, mask)
+    torch.testing.assert_close(output, reference(x, src_mask=torch_mask), **TOLERANCE[dtype])
+    with torch.no_grad():  # PyTorch's fused inference path
+        torch.testing.assert_close(output, reference(x, src_mask=torch_mask), **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_layer_gradients_equal_torch(norm_first):
+    seed_everything(12)
+    reference = torch_layer(norm_first, torch.float64, dropout=0.0)
+    model = EncoderLayer.from_torch(reference)
+    x = torch.randn(2, 7, 16, dtype=torch.float64, requires_grad=True)
+    (grad,) = torch.autograd.grad(model(x, causal_mask(7)).square().sum(), x)
+    (expected,) = torch.autograd.grad(reference(x, src_mask=~causal_mask(7)).square().sum(), x)
+    torch.testing.assert_close(grad, expected, **TOLERANCE[torch.float64])
+
+
+def test_encoder_layer_has_torch_parameter_count_and_copies():
+    reference = torch_layer(False, torch.float32)
+    model = EncoderLayer.from_torch(reference)
+    assert sum(p.numel() for p in model.parameters()) == sum(
+        p.numel() for p in reference.parameters())
+    assert model.dropout.p == model.self_attn.dropout == 0.1
+    with torch.no_grad():
+        reference.linear1.weight.zero_()
+    assert model.linear1.weight.abs().sum() > 0
+
+
+def test_from_torch_rejects_other_layers():
+    with pytest.raises(ValueError, match="batch_first"):
+        EncoderLayer.from_torch(nn.TransformerEncoderLayer(16, 4, 24))
+    with pytest.raises(ValueError, match="relu"):
+        EncoderLayer.from_torch(nn.TransformerEncoderLayer(16, 4, 24, activation="gelu",
+                                                           batch_first=True))
+
+
+def test_dropout_acts_only_in_training_mode():
+    seed_everything(13)
+    layer = EncoderLayer(16, 4, 24, dropout=0.5)
+    x = torch.randn(2, 5, 16)
+    layer.eval()
+    torch.testing.assert_close(layer(x), layer(x))
+    layer.train()
+    assert not torch.allclose(layer(x), layer(x))
+
+
+def test_causal_stack_ignores_the_future_and_full_stack_does_not():
+    seed_everything(14)
+    x = torch.randn(1, 8, 16, dtype=torch.float64)
+    changed = x.clone()
+    changed[0, 5:] += 1.0
+    for causal in (True, False):
+        stack = EncoderStack(16, 4, 2, 24, max_len=8, causal=causal).double()
+        same = torch.allclose(stack(x)[0, :5], stack(changed)[0, :5], rtol=0, atol=1e-14)
+        assert same == causal
+
+
+def test_pre_ln_stack_ends_with_a_layer_norm():
+    seed_everything(15)
+    stack = EncoderStack(16, 4, 3, 24, max_len=10, norm_first=True, input_size=5)
+    output = stack(torch.randn(2, 10, 5) * 10)
+    torch.testing.assert_close(output.mean(-1), torch.zeros(2, 10), atol=1e-5, rtol=0)
+    torch.testing.assert_close(output.var(-1, unbiased=False), torch.ones(2, 10), atol=1e-3,
+                               rtol=0)
+
+
+def article_parameter_count(vocab, d, layers, d_ff):
+    """Embedding, per layer (4 projections, two FFN linears, two LayerNorms) and the head."""
+    per_layer = 4 * (d * d + d) + (d * d_ff + d_ff) + (d_ff * d + d) + 2 * 2 * d
+    return vocab * d + layers * per_layer + (d * vocab + vocab)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_parameter_count_of_the_article_configuration(norm_first):
+    model = TransformerEncoder(10000, 512, 8, 6, 2048, max_len=64, norm_first=norm_first)
+    final_norm = 2 * 512 if norm_first else 0
+    assert sum(p.numel() for p in model.parameters()) == (
+        article_parameter_count(10000, 512, 6, 2048) + final_norm)
+
+
+@pytest.mark.parametrize("d_model", [64, 256])
+def test_embedding_scale_does_not_swamp_the_positional_encoding(d_model):
+    seed_everything(16)
+    scale = math.sqrt(d_model)
+    # The article: N(0, 1) entries times sqrt(d), about sqrt(2 d) times the encoding's norm.
+    article = token_position_norm_ratio(nn.Embedding(2000, d_model), scale, max_len=100)
+    assert article == pytest.approx(math.sqrt(2 * d_model), rel=0.05)
+    # The fix: unit-variance coordinates against mean-square 1/2, a ratio near sqrt(2).
+    model = TransformerEncoder(2000, d_model, 4, 1, 64, max_len=100)
+    fixed = token_position_norm_ratio(model.embedding, scale, max_len=100)
+    assert fixed == pytest.approx(math.sqrt(2), rel=0.05)
+
+
+def test_transformer_encoder_outputs_logits_and_is_causal_on_request():
+    seed_everything(17)
+    model = TransformerEncoder(20, 16, 2, 2, 32, max_len=12, dropout=0.0, causal=True)
+    tokens = torch.randint(0, 20, (3, 12))
+    logits = model(tokens)
+    assert logits.shape == (3, 12, 20) and model.d_model == 16
+    changed = tokens.clone()
+    changed[:, 6:] = (changed[:, 6:] + 1) % 20
+    torch.testing.assert_close(model(changed)[:, :6], logits[:, :6])
+
+
+def test_transformer_encoder_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="multiple of num_heads"):
+        TransformerEncoder(100, 30, 4, 2, 64, max_len=10)
+    model = TransformerEncoder(100, 16, 4, 2, 32, max_len=10)
+    with pytest.raises(ValueError, match=r"int64 of shape \(batch, time\)"):
+        model(torch.zeros(2, 5, 16, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"int64 of shape \(batch, time\)"):
+        model(torch.zeros(2, 5))
+    with pytest.raises(ValueError, match="mask must have shape"):
+        model(torch.zeros(2, 5, dtype=torch.long), causal_mask(4))
+    with pytest.raises(ValueError, match="longer than the positional-encoding table"):
+        model(torch.zeros(2, 11, dtype=torch.long))
+    with pytest.raises(ValueError, match="num_layers"):
+        EncoderStack(16, 4, 0, 32, max_len=10)
+    with pytest.raises(ValueError, match="features per step"):
+        EncoderStack(16, 4, 1, 32, max_len=10, input_size=8)(torch.zeros(1, 3, 16))
+
+
+
+
+def test_stack_is_a_key_recall_core(one_thread):
+    budget = KeyRecallBudget(steps=100, batch_size=32, lr=5e-3, embedding_dim=12)
+    seed_everything(18)
+    core = EncoderStack(16, 2, 1, 32, max_len=16, norm_first=True, input_size=12)
+    result = train_key_recall(core, 16, distance=12, seed=0, budget=budget)
+    assert result.accuracy >= 0.99
+
+
+def test_ffn_gradient_norms_equal_backward():
+    seed_everything(19)
+    model = TransformerEncoder(30, 16, 2, 3, 32, max_len=8, dropout=0.0)
+    tokens, targets = torch.randint(0, 30, (2, 4, 8))
+    norms = ffn_gradient_norms(model, tokens, targets)
+    nn.functional.cross_entropy(model(tokens).flatten(0, 1), targets.flatten()).backward()
+    expected = torch.stack([layer.linear2.weight.grad.norm() for layer in model.stack.layers])
+    torch.testing.assert_close(norms, expected)
+    with pytest.raises(ValueError, match="targets"):
+        ffn_gradient_norms(model, tokens, targets[:, :4])
+
+
+def test_pre_ln_last_layer_gradient_shrinks_with_depth_and_post_ln_does_not(one_thread):
+    """Xiong et al. (2020), Theorem 1, on small models: the claim Chapter 5 plots."""
+    post = ffn_gradient_norms_at_init((4, 16), norm_first=False, seeds=(0,))
+    pre = ffn_gradient_norms_at_init((4, 16), norm_first=True, seeds=(0,))
+    assert [len(post[4]), len(pre[16])] == [4, 16]
+    assert pre[16][-1] < 0.8 * pre[4][-1]
+    assert post[16][-1] > 0.8 * post[4][-1]
+    assert post[16][-1] > pre[16][-1]
+
+
+def test_fresh_noise_demo_is_reproducible_and_cannot_go_below_the_noise(one_thread):
+    seed_everything(20)
+    model = TransformerEncoder(50, 16, 2, 1, 32, max_len=16, dropout=0.0)
+    twin = TransformerEncoder(50, 16, 2, 1, 32, max_len=16, dropout=0.0)
+    twin.load_state_dict(model.state_dict())
+    first = fit_fresh_noise(model, 50, steps=30, lr=1e-2)
+    second = fit_fresh_noise(twin, 50, steps=30, lr=1e-2)
+    assert first.losses == second.losses and len(first.grad_norms) == 30
+    # The target is independent of the input: the expected loss is at least its variance, 1.
+    assert min(first.losses) > 0.9
+
+
+def test_key_recall_transformer_fits_the_budget():
+    core = key_recall_transformer()
+    output = core(torch.zeros(2, max(KEY_RECALL_BUDGET.distances) + 1,
+                              KEY_RECALL_BUDGET.embedding_dim))
+    assert output.shape[-1] == KEY_RECALL_BUDGET.model_dim
+
+
+def test_warmup_comparison_rejects_unknown_runs():
+    with pytest.raises(ValueError, match="label must be one of"):
+        warmup_comparison([("Post-LN, warm", 1e-3)], num_layers=2, warmup_steps=5, steps=10,
+                          batch_size=4)
