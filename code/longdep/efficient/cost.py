@@ -8,7 +8,8 @@
 - :func:`graph_depth`: the longest chain of operations in the autograd graph, i.e. how many
   steps must run one after another however many processors there are;
 - :func:`fitted_exponent`, :func:`crossover_length`, :func:`growth_label`: reading those
-  measurements against the sequence length.
+  measurements against the sequence length;
+- :func:`attention_call`: the three attentions whose cost the chapter compares.
 """
 
 import math
@@ -22,20 +23,31 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode
 
+from longdep.attention import causal_mask, scaled_dot_product_attention
+from longdep.efficient.linear import linear_attention
+from longdep.efficient.sparse import sliding_window_attention
 
-def seconds_per_call(fn: Callable[[], object], repeats: int = 3) -> float:
+
+def seconds_per_call(fn: Callable[[], object], repeats: int = 3, threads: int = 1) -> float:
     """The fastest of ``repeats`` timed calls of ``fn`` after one warm-up call, in seconds.
 
-    The minimum is the least disturbed by other work on a shared machine.
+    Timed on ``threads`` threads (restored afterwards): on a shared machine a thread of a
+    parallel operation can wait for a free core far longer than the operation takes, and the
+    minimum over repeats is the time least disturbed by other work.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
         fn()
-        times.append(time.perf_counter() - start)
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(previous)
     return min(times)
 
 
@@ -118,7 +130,8 @@ def fitted_exponent(lengths: Sequence[float], values: Sequence[float]) -> float:
     """The slope p of the least-squares line log(value) = p log(length) + c: value ~ length^p."""
     lengths, values = np.asarray(lengths, dtype=float), np.asarray(values, dtype=float)
     if lengths.shape != values.shape or lengths.size < 2:
-        raise ValueError(f"need two or more (length, value) pairs, got {lengths.size}, {values.size}")
+        raise ValueError(
+            f"need two or more (length, value) pairs, got {lengths.size}, {values.size}")
     if (lengths <= 0).any() or (values <= 0).any():
         raise ValueError("lengths and values must be positive to fit on log-log axes")
     return float(np.polyfit(np.log(lengths), np.log(values), 1)[0])
@@ -139,16 +152,34 @@ def crossover_length(lengths: Sequence[float], first: Sequence[float],
 
 
 def growth_label(lengths: Sequence[int], values: Sequence[float]) -> str:
-    """Name how ``values`` grow with ``lengths`` (each length twice the one before): "1" if they
-    are constant, "log T" if each doubling adds the same positive amount, else "T^p" with p the
-    rounded :func:`fitted_exponent` ("T" for p = 1)."""
+    """Name how ``values`` grow with ``lengths`` (each length twice the one before): "log T" if
+    each doubling adds the same positive amount, "1" if the fitted exponent rounds to 0 (they
+    stay about constant), else "T^p" with p the rounded :func:`fitted_exponent` ("T" for 1)."""
     lengths, values = np.asarray(lengths, dtype=float), np.asarray(values, dtype=float)
     if lengths.size < 3 or not np.allclose(lengths[1:], 2 * lengths[:-1]):
         raise ValueError(f"need three or more lengths, each twice the one before, got {lengths}")
     steps = np.diff(values)
-    if np.allclose(steps, 0):
-        return "1"
     if (steps > 0).all() and np.allclose(steps, steps[0], rtol=0.05):
         return "log T"
     power = round(fitted_exponent(lengths, values))
-    return "T" if power == 1 else f"T^{power}"
+    return "1" if power == 0 else "T" if power == 1 else f"T^{power}"
+
+
+ATTENTION_KINDS = ("softmax", "sliding window", "linear")
+
+
+def attention_call(kind: str, length: int, features: int = 32, window: int = 64,
+                   seed: int = 0) -> Callable[[], torch.Tensor]:
+    """A call of causal attention ``kind`` on random float32 q, k, v of shape (1, length,
+    features), made ready to be timed or measured: softmax attention with the causal mask
+    (:func:`longdep.attention.scaled_dot_product_attention`), banded sliding-window attention
+    of ``window`` keys, or chunked linear attention (Chapter 6, "The quadratic cost, measured")."""
+    if kind not in ATTENTION_KINDS:
+        raise ValueError(f"kind must be one of {ATTENTION_KINDS}, got {kind!r}")
+    generator = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(1, length, features, generator=generator) for _ in range(3))
+    if kind == "softmax":
+        return lambda: scaled_dot_product_attention(q, k, v, causal_mask(length))[0]
+    if kind == "sliding window":
+        return lambda: sliding_window_attention(q, k, v, min(window, length))
+    return lambda: linear_attention(q, k, v)

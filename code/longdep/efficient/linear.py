@@ -3,14 +3,15 @@
 Linear attention (Katharopoulos et al. 2020) replaces exp(q . k / sqrt(d)) by a product of
 feature maps phi(q) . phi(k). The causal output
 
-    y_t = phi(q_t)^T S_t / phi(q_t)^T z_t,    S_t = sum_{j<=t} phi(k_j) v_j^T,  z_t = sum_{j<=t} phi(k_j)
+    y_t = phi(q_t)^T S_t / phi(q_t)^T z_t,
+    S_t = sum_{j<=t} phi(k_j) v_j^T,    z_t = sum_{j<=t} phi(k_j)
 
-can be computed for all t at once with cumulative sums (the parallel form) or step by step with a
-matrix-valued state S_t = S_{t-1} + phi(k_t) v_t^T (the recurrent form): causal linear attention
-is an RNN. With phi = elu + 1 it is a different model from softmax attention; with Performer's
-positive random features (Choromanski et al. 2021) phi(q) . phi(k) is an unbiased estimate of
-exp(q . k / sqrt(d)), so the output approximates softmax attention. Linformer (Wang et al. 2020)
-instead projects the time axis of the keys and values to a fixed length.
+can be computed for all t at once (the parallel form, here chunk by chunk) or step by step with
+a matrix-valued state S_t = S_{t-1} + phi(k_t) v_t^T (the recurrent form): causal linear
+attention is an RNN. With phi = elu + 1 it is a different model from softmax attention; with
+Performer's positive random features (Choromanski et al. 2021) phi(q) . phi(k) is an unbiased
+estimate of exp(q . k / sqrt(d)), so the output approximates softmax attention. Linformer
+(Wang et al. 2020) instead projects the time axis of the keys and values to a fixed length.
 """
 
 import math
@@ -40,25 +41,42 @@ def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
 
 
 def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True,
-                     feature_map: FeatureMap = elu_feature_map) -> torch.Tensor:
+                     feature_map: FeatureMap = elu_feature_map, chunk_size: int = 64
+                     ) -> torch.Tensor:
     """Kernel attention in its parallel form (Chapter 6, "Linear attention is an RNN").
 
     q: (..., time, d_k), k: (..., time_k, d_k), v: (..., time_k, d_v) -> (..., time, d_v).
-    Causal: cumulative sums of phi(k_j) v_j^T over j, O(time * features * d_v) time and memory;
-    otherwise one sum over all keys. Never forms a (time, time_k) matrix.
+    Without ``causal``, one sum over all keys: phi(q_t)^T (sum_j phi(k_j) v_j^T) / phi(q_t)^T z.
+    Causal, chunk by chunk: within a chunk of ``chunk_size`` steps as masked kernel attention
+    (chunk_size^2 scores), plus the state S (the sum of phi(k_j) v_j^T) of all earlier chunks,
+    a cumulative sum over chunks. Time and memory grow linearly with the length; no
+    (time, time) matrix is formed.
     """
     check_qkv(q, k, v)
-    phi_q, phi_k = feature_map(q), feature_map(k)
-    if causal:
-        if q.size(-2) != k.size(-2):
-            raise ValueError(f"causal attention needs time = time_k, got {q.size(-2)}, {k.size(-2)}")
-        states = torch.cumsum(phi_k[..., :, None] * v[..., None, :], dim=-3)
-        numerator = torch.einsum("...tf,...tfd->...td", phi_q, states)
-        denominator = (phi_q * torch.cumsum(phi_k, dim=-2)).sum(-1, keepdim=True)
-    else:
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    if not causal:
+        phi_q, phi_k = feature_map(q), feature_map(k)
         numerator = phi_q @ (phi_k.transpose(-2, -1) @ v)
-        denominator = phi_q @ phi_k.sum(-2)[..., None]
-    return numerator / denominator
+        return numerator / (phi_q @ phi_k.sum(-2)[..., None])
+    if q.size(-2) != k.size(-2):
+        raise ValueError(f"causal attention needs time = time_k, got {q.size(-2)}, {k.size(-2)}")
+    steps = q.size(-2)
+    chunks = -(-steps // chunk_size)
+
+    def blocks(x: torch.Tensor) -> torch.Tensor:  # (..., time, f) -> (..., chunks, chunk_size, f)
+        # Padding goes after the last step, so causality keeps it out of every real output; it
+        # is padded before the feature map, so that a padded query's normaliser is not zero.
+        padded = torch.nn.functional.pad(x, (0, 0, 0, chunks * chunk_size - steps))
+        return padded.unflatten(-2, (chunks, chunk_size))
+
+    phi_q, phi_k, v = feature_map(blocks(q)), feature_map(blocks(k)), blocks(v)
+    scores = (phi_q @ phi_k.transpose(-2, -1)).tril()
+    states, sums = phi_k.transpose(-2, -1) @ v, phi_k.sum(-2)
+    earlier_states, earlier_sums = states.cumsum(-3) - states, sums.cumsum(-2) - sums
+    numerator = scores @ v + phi_q @ earlier_states
+    denominator = scores.sum(-1) + (phi_q * earlier_sums[..., None, :]).sum(-1)
+    return (numerator / denominator[..., None]).flatten(-3, -2)[..., :steps, :]
 
 
 def linear_attention_recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -100,20 +118,22 @@ def random_projection(num_features: int, dim: int, orthogonal: bool = True,
     gaussian = torch.randn(num_features, dim, generator=generator, dtype=dtype)
     if not orthogonal:
         return gaussian
-    blocks = []
-    for start in range(0, num_features, dim):
-        square = torch.randn(dim, dim, generator=generator, dtype=dtype)
-        rows = min(dim, num_features - start)
-        blocks.append(torch.linalg.qr(square).Q.T[:rows])
-    return torch.cat(blocks) * gaussian.norm(dim=1, keepdim=True)
+    squares = torch.randn(-(-num_features // dim), dim, dim, generator=generator, dtype=dtype)
+    q, r = torch.linalg.qr(squares)
+    # QR fixes the signs of R's diagonal, which biases Q's columns; undoing that makes Q
+    # uniformly distributed over orthogonal matrices, so each row is a uniform direction.
+    q = q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1))[..., None, :]
+    rows = q.transpose(-2, -1).reshape(-1, dim)[:num_features]
+    return rows * gaussian.norm(dim=1, keepdim=True)
 
 
 def favor_features(x: torch.Tensor, projection: torch.Tensor) -> torch.Tensor:
     """FAVOR+ positive random features (Choromanski et al. 2021), (..., time, d) -> (..., time, m).
 
     With x' = x / d^(1/4) and w_i the rows of ``projection`` (m, d),
-    phi(x)_i = exp(w_i . x' - |x'|^2 / 2) / sqrt(m), so that E[phi(q) . phi(k)] = exp(q . k / sqrt(d)),
-    the softmax kernel, and every feature is positive (no cancelling signs, unlike sin/cos).
+    phi(x)_i = exp(w_i . x' - |x'|^2 / 2) / sqrt(m), so that
+    E[phi(q) . phi(k)] = exp(q . k / sqrt(d)), the softmax kernel, and every feature is positive
+    (no cancelling signs, unlike sin/cos features).
     """
     if x.size(-1) != projection.size(-1):
         raise ValueError(

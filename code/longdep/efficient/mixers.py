@@ -1,5 +1,5 @@
 """Efficient mixers inside the book's Transformer layer, so that models differ in one place only
-(Chapter 6, "The book's models side by side").
+(Chapter 6, "Gradient versus distance, for every model of the book").
 
 :class:`longdep.transformer.EncoderLayer` calls ``self_attn(x, x, x, mask)``. The classes here
 take that call and mix the sequence another way; :func:`mixer_stack` builds a Pre-LN
@@ -79,9 +79,14 @@ class SSMSelfMixer(nn.Module):
 
 
 def mixer_stack(mixer: str, d_model: int, num_heads: int, num_layers: int, d_ff: int,
-                max_len: int, window: int = 8, state_size: int = 8) -> EncoderStack:
+                max_len: int, window: int = 8, state_size: int = 8,
+                input_size: int | None = None) -> nn.Module:
     """A causal Pre-LN encoder stack, (batch, time, d_model) -> (batch, time, d_model), whose token
-    mixer is "softmax" (the Transformer), "window" (``window`` keys), "linear" or "ssm"."""
+    mixer is "softmax" (the Transformer), "window" (``window`` keys), "linear" or "ssm".
+
+    With ``input_size`` a linear map from input_size to d_model features comes first, so that
+    the stack can read embeddings of another width: (batch, time, input_size) -> (..., d_model).
+    """
     if mixer not in MIXERS:
         raise ValueError(f"mixer must be one of {MIXERS}, got {mixer!r}")
     stack = EncoderStack(d_model, num_heads, num_layers, d_ff, max_len, norm_first=True,
@@ -93,4 +98,6 @@ def mixer_stack(mixer: str, d_model: int, num_heads: int, num_layers: int, d_ff:
             layer.self_attn = LinearSelfAttention(d_model, num_heads)
         elif mixer == "ssm":
             layer.self_attn = SSMSelfMixer(d_model, state_size)
-    return stack
+    if input_size is None:
+        return stack
+    return nn.Sequential(nn.Linear(input_size, d_model), stack)

@@ -1,4 +1,5 @@
-"""Sparse attention: sliding windows, global tokens and random links (Chapter 6, "Sparse attention").
+"""Sparse attention: sliding windows, global tokens and random links (Chapter 6, "Sparse
+attention").
 
 A sparse pattern is only a boolean mask (True = query i may attend to key j) handed to the book's
 one attention function, :func:`longdep.attention.scaled_dot_product_attention`:
@@ -6,7 +7,8 @@ one attention function, :func:`longdep.attention.scaled_dot_product_attention`:
 - sliding window (Longformer, Beltagy et al. 2020): query i sees the keys j with
   0 <= i - j < window (causal) or |i - j| < window;
 - global tokens (Longformer): a few positions see every key and are seen by every query;
-- random links (BigBird, Zaheer et al. 2020): window + global + ``num_random`` random keys per query.
+- random links (BigBird, Zaheer et al. 2020): window + global + ``num_random`` random keys per
+  query.
 
 A dense mask still builds the (time, time) score matrix. :func:`sliding_window_attention` computes
 the same output as the sliding-window mask from (time, window) bands only, in O(time * window).
@@ -14,7 +16,8 @@ the same output as the sliding-window mask from (time, window) bands only, in O(
 
 import torch
 
-from longdep.attention import causal_mask
+from longdep.attention import MultiHeadAttention, causal_mask
+from longdep.paths import first_dependent_layer
 
 
 def check_window(length: int, window: int) -> None:
@@ -100,3 +103,29 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     inside = (keys >= 0) & (keys < length)
     scores = scores.masked_fill(~inside, torch.finfo(scores.dtype).min)
     return torch.einsum("...ts,...tsf->...tf", torch.softmax(scores, dim=-1), value_bands)
+
+
+def masked_path_length(mask: torch.Tensor, features: int = 4, seed: int = 0) -> int:
+    """The fewest layers of self-attention restricted by ``mask`` (time, time) after which the
+    last output depends on the first input (Chapter 6, "Sparse attention").
+
+    Measured through the derivative as in Chapter 4 (:func:`longdep.paths.fewest_layers`):
+    forward-mode differentiation carries a random perturbation of x_0 through random one-head
+    attention layers (float64) until the last output's derivative is not exactly zero. A
+    blocked link has an attention weight of exactly zero, so the count is exact. Raises a
+    ``ValueError`` if ``time`` layers never get there (no path at all).
+    """
+    if mask.dim() != 2 or mask.size(0) != mask.size(1) or mask.dtype != torch.bool:
+        raise ValueError(f"mask must be a boolean (time, time) matrix, got {mask.dtype} "
+                         f"{tuple(mask.shape)}")
+    steps = mask.size(0)
+
+    def attention_layers(h: torch.Tensor):
+        for _ in range(steps):
+            h = MultiHeadAttention(features, num_heads=1).double()(h, h, h, mask)[0]
+            yield h
+
+    layers = first_dependent_layer(attention_layers, steps, features, seed)
+    if layers is not None:
+        return layers
+    raise ValueError("the mask has no path from the first input to the last output")

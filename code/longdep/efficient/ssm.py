@@ -1,4 +1,5 @@
-"""A diagonal selective state-space layer, Mamba-style and simplified (Chapter 6, "State-space models").
+"""A diagonal selective state-space layer, Mamba-style and simplified (Chapter 6, "State-space
+models").
 
 Per channel c and state index n, with A_{c,n} < 0 and an input-dependent step Delta_t > 0,
 
@@ -32,7 +33,9 @@ def check_scan(a: torch.Tensor, b: torch.Tensor) -> None:
 
 
 def sequential_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """h_t = a_t * h_{t-1} + b_t with h_{-1} = 0, one step at a time; a, b, h: (batch, time, ...)."""
+    """h_t = a_t * h_{t-1} + b_t with h_{-1} = 0, one step at a time.
+
+    a, b and the returned h have shape (batch, time, ...)."""
     check_scan(a, b)
     h = torch.zeros_like(b[:, 0])
     states = []
@@ -47,15 +50,17 @@ def parallel_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
     Step t is the affine map h -> a_t h + b_t; composing the map of an earlier block (a', b') with a
     later one (a, b) gives (a a', a b' + b), an associative operation. In round r every position
-    composes its map with the one 2^r steps before it, so after the last round position t holds
-    the composition of steps 0 .. t, whose offset is h_t. Only products of the a's are formed,
-    never divisions by them, so it is as stable as the sequential loop.
+    composes its map with the one 2^r steps before it (the identity map (1, 0) before step 0),
+    so after the last round position t holds the composition of steps 0 .. t, whose offset is
+    h_t. Only products of the a's are formed, never divisions by them, so it is as stable as the
+    sequential loop.
     """
     check_scan(a, b)
-    shift = 1
-    while shift < a.size(1):
-        b = torch.cat([b[:, :shift], a[:, shift:] * b[:, :-shift] + b[:, shift:]], dim=1)
-        a = torch.cat([a[:, :shift], a[:, shift:] * a[:, :-shift]], dim=1)
+    steps, shift = a.size(1), 1
+    while shift < steps:
+        pad = (0, 0) * (a.dim() - 2) + (shift, 0)  # shift along time: x_{t - shift}, 0 or 1 before
+        b = b + a * nn.functional.pad(b, pad)[:, :steps]
+        a = a * nn.functional.pad(a, pad, value=1.0)[:, :steps]
         shift *= 2
     return b
 

@@ -1,0 +1,371 @@
+"""Tests of longdep.efficient (Chapter 6): every equality the chapter states, and clear errors."""
+
+import math
+
+import pytest
+import torch
+
+from longdep.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention
+from longdep.efficient import cost
+from longdep.efficient.compare import (BOOK_MODELS, ModelMeasures, ModelShape, Table, book_model,
+                                       gradient_ratios, path_length, sequential_depths,
+                                       summary_table, sweep_outputs)
+from longdep.efficient.cost import (crossover_length, fitted_exponent, graph_depth, growth_label,
+                                    matmul_flops, peak_tensor_bytes, seconds_per_call)
+from longdep.efficient.linear import (elu_feature_map, favor_features, linear_attention,
+                                      linear_attention_recurrent, linformer_attention,
+                                      performer_errors, random_projection)
+from longdep.efficient.mixers import MIXERS, WindowedSelfAttention, mixer_stack
+from longdep.efficient.sparse import (bigbird_mask, global_token_mask, masked_path_length,
+                                      sliding_window_attention, sliding_window_mask)
+from longdep.efficient.ssm import SelectiveSSM, parallel_scan, sequential_scan
+from longdep.lstm import LSTM
+from longdep.paths import fewest_layers
+from longdep.rnn import ElmanRNN
+
+F64 = torch.float64
+
+
+def qkv(*shape, seed=0, scale=1.0):
+    generator = torch.Generator().manual_seed(seed)
+    return tuple(scale * torch.randn(*shape, generator=generator, dtype=F64) for _ in range(3))
+
+
+# Sparse attention -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("window", [1, 4, 13])
+def test_banded_window_attention_equals_the_masked_dense_one(causal, window):
+    q, k, v = qkv(2, 3, 13, 8)
+    banded = sliding_window_attention(q, k, v, window, causal)
+    dense, _ = scaled_dot_product_attention(q, k, v, sliding_window_mask(13, window, causal))
+    torch.testing.assert_close(banded, dense, rtol=0, atol=1e-12)
+
+
+def test_window_mask_sees_window_keys_back_and_is_symmetric_without_causality():
+    mask = sliding_window_mask(10, 3)
+    assert mask.sum(1).tolist() == [1, 2] + [3] * 8
+    assert not (mask & ~causal_mask(10)).any()
+    both = sliding_window_mask(10, 3, causal=False)
+    assert torch.equal(both, both.T) and both[5].nonzero().flatten().tolist() == [3, 4, 5, 6, 7]
+
+
+def test_global_tokens_see_and_are_seen_by_everyone():
+    mask = global_token_mask(12, 2, [0, 6], causal=False)
+    assert mask[[0, 6]].all() and mask[:, [0, 6]].all()
+    causal = global_token_mask(12, 2, [6])
+    assert causal[6, :7].all() and causal[6:, 6].all() and not (causal & ~causal_mask(12)).any()
+
+
+def test_bigbird_adds_random_keys_within_causality():
+    generator = torch.Generator().manual_seed(0)
+    mask = bigbird_mask(30, 3, [0], num_random=4, generator=generator)
+    base = global_token_mask(30, 3, [0])
+    assert not (base & ~mask).any() and not (mask & ~causal_mask(30)).any()
+    extra = (mask & ~base).sum(1)
+    assert (extra <= 4).all() and extra[10:].sum() > 0
+    again = bigbird_mask(30, 3, [0], 4, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(mask, again)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: sliding_window_mask(5, 6), "larger than the sequence"),
+    (lambda: sliding_window_mask(5, 0), "window must be at least 1"),
+    (lambda: global_token_mask(5, 2, [5]), "global positions"),
+    (lambda: bigbird_mask(5, 2, [], num_random=-1), "num_random"),
+    (lambda: sliding_window_attention(*qkv(1, 4, 2), window=5), "larger than the sequence"),
+    (lambda: sliding_window_attention(torch.ones(1, 4, 2), torch.ones(1, 5, 2),
+                                      torch.ones(1, 5, 2), window=2), "shapes"),
+])
+def test_sparse_attention_rejects_bad_arguments(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# Linear attention, Performer, Linformer -------------------------------------------------------
+
+@pytest.mark.parametrize("chunk_size", [1, 4, 17, 64])
+def test_causal_linear_attention_parallel_equals_recurrent(chunk_size):
+    q, k, v = qkv(2, 3, 17, 5)
+    torch.testing.assert_close(linear_attention(q, k, v, chunk_size=chunk_size),
+                               linear_attention_recurrent(q, k, v), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_linear_attention_is_attention_with_kernel_weights(causal):
+    q, k, v = qkv(2, 11, 4)
+    scores = elu_feature_map(q) @ elu_feature_map(k).transpose(-2, -1)
+    if causal:
+        scores = scores * causal_mask(11)
+    weights = scores / scores.sum(-1, keepdim=True)
+    torch.testing.assert_close(linear_attention(q, k, v, causal), weights @ v, rtol=0, atol=1e-12)
+
+
+def test_linear_attention_is_not_softmax_attention():
+    q, k, v = qkv(2, 20, 8)
+    softmax, _ = scaled_dot_product_attention(q, k, v, causal_mask(20))
+    assert (linear_attention(q, k, v) - softmax).norm() > 0.1 * softmax.norm()
+
+
+def test_favor_features_are_positive_and_estimate_the_softmax_kernel():
+    generator = torch.Generator().manual_seed(0)
+    q, k = 0.5 * torch.randn(2, 1, 6, generator=generator, dtype=F64)
+    projection = random_projection(200_000, 6, generator=generator)
+    phi_q, phi_k = favor_features(q, projection), favor_features(k, projection)
+    assert (phi_q > 0).all()
+    estimate, exact = (phi_q @ phi_k.T).item(), math.exp((q @ k.T).item() / math.sqrt(6))
+    assert abs(estimate - exact) < 0.01 * exact
+
+
+def test_orthogonal_projection_rows_are_orthogonal_within_a_block():
+    projection = random_projection(10, 4, generator=torch.Generator().manual_seed(0))
+    block = projection[:4] / projection[:4].norm(dim=1, keepdim=True)
+    torch.testing.assert_close(block @ block.T, torch.eye(4, dtype=F64), rtol=0, atol=1e-12)
+    assert projection.shape == (10, 4)
+
+
+def test_orthogonal_projection_rows_point_in_uniform_directions():
+    projection = random_projection(3 * 20_000, 3, generator=torch.Generator().manual_seed(0))
+    directions = projection / projection.norm(dim=1, keepdim=True)
+    for first in range(3):  # the first, second and third row of every block
+        assert directions[first::3].mean(0).abs().max() < 0.02
+
+
+def test_performer_error_shrinks_with_more_features():
+    q, k, v = qkv(1, 32, 8, scale=0.5)
+    errors = performer_errors(q, k, v, [4, 1024], draws=5).median(dim=1).values
+    assert errors[1] < 0.3 * errors[0]
+
+
+def test_linformer_with_the_identity_projection_is_softmax_attention():
+    q, k, v = qkv(2, 9, 4)
+    exact, _ = scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(linformer_attention(q, k, v, torch.eye(9, dtype=F64)), exact,
+                               rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: random_projection(0, 4), "num_features must be at least 1"),
+    (lambda: linear_attention(*qkv(1, 4, 2), chunk_size=0), "chunk_size"),
+    (lambda: favor_features(torch.ones(3, 4), torch.ones(5, 3)), "features"),
+    (lambda: linear_attention(torch.ones(2, 3, 4), torch.ones(2, 3, 5), torch.ones(2, 3, 4)),
+     "shapes"),
+    (lambda: linear_attention(torch.ones(3, 4), torch.ones(5, 4), torch.ones(5, 4)), "time_k"),
+    (lambda: linformer_attention(*qkv(1, 9, 4), torch.ones(3, 8)), "length"),
+    (lambda: performer_errors(*qkv(1, 4, 2), [2], draws=0), "draws"),
+])
+def test_linear_attention_rejects_bad_arguments(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# State-space layer ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("steps", [1, 2, 7, 16, 33])
+def test_parallel_scan_equals_sequential_scan_with_gradients(steps):
+    generator = torch.Generator().manual_seed(steps)
+    a = torch.rand(3, steps, 4, 2, generator=generator, dtype=F64).requires_grad_()
+    b = torch.randn(3, steps, 4, 2, generator=generator, dtype=F64).requires_grad_()
+    sequential, parallel = sequential_scan(a, b), parallel_scan(a, b)
+    torch.testing.assert_close(parallel, sequential, rtol=0, atol=1e-12)
+    weights = torch.randn(sequential.shape, generator=generator, dtype=F64)
+    by_loop = torch.autograd.grad((sequential * weights).sum(), (a, b), materialize_grads=True)
+    by_scan = torch.autograd.grad((parallel * weights).sum(), (a, b), materialize_grads=True)
+    for ours, theirs in zip(by_scan, by_loop):
+        torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-12)
+
+
+def test_the_scan_gradient_is_the_product_of_the_gates():
+    generator = torch.Generator().manual_seed(0)
+    a = torch.rand(1, 9, 3, generator=generator, dtype=F64)
+    b = torch.randn(1, 9, 3, generator=generator, dtype=F64).requires_grad_()
+    (grad,) = torch.autograd.grad(parallel_scan(a, b)[:, -1].sum(), b)
+    later = torch.cat([a[:, 1:], torch.ones_like(a[:, :1])], dim=1)
+    torch.testing.assert_close(grad, later.flip(1).cumprod(1).flip(1), rtol=0, atol=1e-14)
+
+
+def test_selective_ssm_scans_agree_and_its_memory_never_exceeds_one():
+    torch.manual_seed(0)
+    parallel = SelectiveSSM(6, 4).double()
+    sequential = SelectiveSSM(6, 4, scan="sequential").double()
+    sequential.load_state_dict(parallel.state_dict())
+    x = torch.randn(2, 21, 6, dtype=F64)
+    torch.testing.assert_close(parallel(x), sequential(x), rtol=0, atol=1e-12)
+    memory = parallel.memory(x)
+    assert memory[-1] == 1 and (memory <= 1).all() and (memory.diff() >= 0).all()
+
+
+def test_one_state_selective_ssm_is_a_gated_rnn():
+    """Gu and Dao (2023), Theorem 1: N = 1, A = -1, B = 1 gives h = (1 - g) h + g x."""
+    torch.manual_seed(0)
+    ssm = SelectiveSSM(3, state_size=1).double()
+    with torch.no_grad():
+        ssm.A_log.zero_()
+        ssm.B_proj.weight.zero_()
+        ssm.B_proj.weight[0, 0] = 1.0  # B_t = x_t[0]; feed x with x_t[0] = 1
+    x = torch.randn(2, 5, 3, dtype=F64)
+    x[..., 0] = 1.0
+    decay, drive, _ = ssm.discretize(x)
+    gate = torch.sigmoid(ssm.delta_proj(x))[..., None]
+    torch.testing.assert_close(decay, 1 - gate, rtol=0, atol=1e-14)
+    torch.testing.assert_close(drive, gate * x[..., None], rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: sequential_scan(torch.ones(2, 3), torch.ones(2, 4)), "same shape"),
+    (lambda: parallel_scan(torch.ones(3), torch.ones(3)), "same shape"),
+    (lambda: SelectiveSSM(4, 2, scan="fast"), "scan"),
+    (lambda: SelectiveSSM(4, 0), "positive"),
+    (lambda: SelectiveSSM(4, 2)(torch.ones(1, 3, 5)), "features"),
+])
+def test_ssm_rejects_bad_arguments(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# Mixers inside the Transformer layer ----------------------------------------------------------
+
+def test_windowed_mixer_equals_multi_head_attention_with_the_window_mask():
+    torch.manual_seed(0)
+    dense = MultiHeadAttention(8, 2).double()
+    banded = WindowedSelfAttention(8, 2, window=3).double()
+    banded.load_state_dict(dense.state_dict())
+    x = torch.randn(2, 10, 8, dtype=F64)
+    expected, _ = dense(x, x, x, sliding_window_mask(10, 3))
+    torch.testing.assert_close(banded(x, x, x)[0], expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mixer", MIXERS)
+def test_every_mixer_stack_is_causal(mixer):
+    torch.manual_seed(0)
+    stack = mixer_stack(mixer, 8, 2, 2, 16, max_len=12, window=3).double()
+    x = torch.randn(1, 12, 8, dtype=F64, requires_grad=True)
+    weights = torch.randn(8, dtype=F64)  # not a plain sum: LayerNorm outputs sum to zero
+    (grad,) = torch.autograd.grad((stack(x)[:, 5] * weights).sum(), x)
+    assert grad[:, 6:].abs().max() == 0 and grad[:, :6].abs().max() > 0
+
+
+def test_mixers_reject_masks_and_cross_attention():
+    mixer = mixer_stack("linear", 8, 2, 1, 16, 10).layers[0].self_attn
+    x = torch.randn(1, 4, 8)
+    with pytest.raises(ValueError, match="no mask"):
+        mixer(x, x, x, causal_mask(4))
+    with pytest.raises(ValueError, match="self-attention"):
+        mixer(x, x.clone(), x)
+    with pytest.raises(ValueError, match="mixer must be one of"):
+        mixer_stack("lstm", 8, 2, 1, 16, 10)
+
+
+# Cost measurements ----------------------------------------------------------------------------
+
+def test_peak_tensor_bytes_counts_live_tensors_only():
+    assert peak_tensor_bytes(lambda: torch.zeros(1000).add(1)) == 8000  # both alive at once
+
+    def one_after_the_other():
+        first = torch.zeros(1000)
+        del first
+        return torch.zeros(1000)
+
+    assert peak_tensor_bytes(one_after_the_other) == 4000
+    x = torch.ones(50, 50)
+    assert peak_tensor_bytes(lambda: x.T) == 0  # a view allocates nothing
+    assert peak_tensor_bytes(lambda: x.T.contiguous()) == x.nbytes
+
+
+def test_matmul_flops_and_graph_depth_count_exactly():
+    a, b = torch.ones(3, 4), torch.ones(4, 5)
+    assert matmul_flops(lambda: a @ b) == 2 * 3 * 4 * 5
+    x = torch.ones(2, requires_grad=True)
+    y = x
+    for _ in range(5):
+        y = y * 2
+    assert graph_depth(y) == 6  # five multiplications and the leaf's gradient accumulator
+    assert graph_depth(y + x) == 7
+    with pytest.raises(ValueError, match="autograd graph"):
+        graph_depth(torch.ones(2))
+
+
+def test_fits_and_growth_labels():
+    lengths = [8, 16, 32, 64]
+    assert fitted_exponent(lengths, [3 * n**2 for n in lengths]) == pytest.approx(2)
+    assert crossover_length(lengths, [n**2 for n in lengths], [16 * n for n in lengths]) \
+        == pytest.approx(16)
+    assert math.isnan(crossover_length(lengths, [n for n in lengths], [2 * n for n in lengths]))
+    assert growth_label(lengths, [7, 7, 7, 7]) == "1"
+    assert growth_label(lengths, [10 + 3 * math.log2(n) for n in lengths]) == "log T"
+    assert growth_label(lengths, [5 + 2 * n for n in lengths]) == "T"
+    assert growth_label(lengths, [n * n for n in lengths]) == "T^2"
+    with pytest.raises(ValueError, match="twice"):
+        growth_label([8, 10, 12], [1, 2, 3])
+    with pytest.raises(ValueError, match="positive"):
+        fitted_exponent([1, 2], [0, 1])
+    with pytest.raises(ValueError, match="repeats"):
+        seconds_per_call(lambda: None, repeats=0)
+    assert seconds_per_call(lambda: sum(range(1000)), repeats=2) > 0
+
+
+def test_attention_calls_agree_where_they_must_and_reject_unknown_kinds():
+    window = cost.attention_call("sliding window", 16, features=4, window=16)()
+    softmax = cost.attention_call("softmax", 16, features=4)()
+    torch.testing.assert_close(window, softmax, rtol=0, atol=1e-6)  # a full window is softmax
+    with pytest.raises(ValueError, match="kind must be one of"):
+        cost.attention_call("dense", 16)
+
+
+# Path lengths ---------------------------------------------------------------------------------
+
+def test_masked_path_length_matches_chapter_4_and_the_window_formula():
+    for steps in (9, 20, 33):
+        mask = sliding_window_mask(steps, 5)
+        measured = masked_path_length(mask)
+        assert measured == fewest_layers("windowed attention", steps, window=5)
+        assert measured == math.ceil((steps - 1) / 4)
+    assert masked_path_length(global_token_mask(33, 5, [16])) == 2
+    with pytest.raises(ValueError, match="no path"):
+        masked_path_length(sliding_window_mask(6, 1))
+    with pytest.raises(ValueError, match="boolean"):
+        masked_path_length(torch.ones(4, 4))
+
+
+def test_sweeps_of_a_recurrence_reach_its_outputs_one_step_per_sweep():
+    torch.manual_seed(0)
+    x = torch.randn(2, 6, 3, dtype=F64)
+    for model in (ElmanRNN(3, 4).double(), LSTM(3, 4).double()):
+        sweeps = list(sweep_outputs(model, x, 6))
+        torch.testing.assert_close(sweeps[-1], model(x)[0], rtol=0, atol=1e-12)
+        torch.testing.assert_close(sweeps[2][:, :3], model(x)[0][:, :3], rtol=0, atol=1e-12)
+
+
+def test_path_lengths_of_the_book_models():
+    shape = ModelShape(width=8, d_ff=8, window=4)
+    assert path_length("tanh RNN", 12, shape) == fewest_layers("recurrent", 12) == 12
+    assert path_length("LSTM", 12, shape) == 12
+    assert path_length("sliding-window attention", 12, shape) == math.ceil(11 / 3)
+    for name in ("Transformer (softmax attention)", "linear attention", "selective SSM"):
+        assert path_length(name, 12, shape) == 1
+    with pytest.raises(ValueError, match="model must be one of"):
+        path_length("GRU", 12, shape)
+
+
+def test_book_models_map_embeddings_to_the_shared_width_and_measure():
+    shape = ModelShape(width=8, d_ff=8, window=4)
+    for name in BOOK_MODELS:
+        output = book_model(name, shape)(torch.randn(2, 5, shape.input_size))
+        assert (output[0] if isinstance(output, tuple) else output).shape == (2, 5, 8)
+        ratios = gradient_ratios(name, 9, shape)
+        assert ratios.shape == (9,) and ratios[0] == 1
+    assert gradient_ratios("sliding-window attention", 9, shape)[4:].abs().max() == 0
+    rnn_depths = sequential_depths("tanh RNN", [4, 8], shape)
+    assert rnn_depths[1] > rnn_depths[0] == sequential_depths("tanh RNN", [4], shape)[0]
+
+
+def test_summary_table_shows_measures_as_text_and_html():
+    measures = {"model A": ModelMeasures(cost_exponent=1.98, depths=[5, 5, 5],
+                                         path_lengths=[4, 8, 16], gradient_ratio=0.0,
+                                         accuracy=0.5)}
+    table = summary_table(measures, [4, 8, 16], distance=3)
+    text = repr(table)
+    assert "O(T²) (1.98)" in text and "16, O(T)" in text and "0 (exactly)" in text
+    assert "<td>O(1)</td>" in table._repr_html_() and "path length at T = 16" in text
+    with pytest.raises(ValueError, match="one cell per column"):
+        Table(["a", "b"], [["1"]])
