@@ -248,9 +248,9 @@ def plot_lstm_gradients(distances: np.ndarray, measured: dict[str, np.ndarray],
             product = forget_products[label] * norms[0] / forget_products[label][0]
             left.plot(distances, product, "--", color=colour, linewidth=1)
     left.plot([], [], "--", color="0.4", linewidth=1,
-              label=r"dashed: $\|\prod_t f_t\|$ alone (matched at d = 0)")
+              label=r"dashed: forget gates alone, $\|\prod f_t\|$ (matched at d = 0)")
     left.set_title("At initialisation")
-    for colour, (label, norms) in zip(colours[3:], scaled.items()):
+    for colour, (label, norms) in zip(colours[len(measured):], scaled.items()):
         right.plot(distances, norms, color=colour, label=label)
     right.set_title(r"LSTM, forget bias 1, $W_{hh}$ multiplied by s")
     for ax in (left, right):
@@ -268,7 +268,7 @@ def plot_key_recall_accuracy(distances, accuracies: dict[str, np.ndarray], chanc
     accuracies maps a model's name to a (seeds, distances) array: the line is the mean over seeds,
     the small dots are the seeds. ``chance`` (1 / number of keys) is drawn as a dotted line.
     """
-    fig, ax = plt.subplots(layout="constrained")
+    fig, ax = plt.subplots(figsize=(7.6, 3.6), layout="constrained")
     for label, grid in accuracies.items():
         grid = np.asarray(grid)
         line, = ax.plot(distances, grid.mean(0), marker="o", label=label)
@@ -292,6 +292,8 @@ def plot_sequential_cost(lengths, seconds: dict[str, list[float]], positions: in
     for label, values in seconds.items():
         ax.plot(lengths, 1e3 * np.asarray(values), marker="o", label=label)
     ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths, [str(length) for length in lengths])
+    ax.minorticks_off()
     ax.set_yscale("log")
     ax.set_xlabel(f"sequence length T ({positions} positions cut into {positions}/T sequences)")
     ax.set_ylabel("forward time (ms, best of 3)")
@@ -301,6 +303,58 @@ def plot_sequential_cost(lengths, seconds: dict[str, list[float]], positions: in
 
 
 # Chapters 4 and 5 figures
+def plot_ffn_gradient_profiles(post: dict[int, np.ndarray], pre: dict[int, np.ndarray]):
+    """Chapter 5, "Post-LN and Pre-LN at initialisation" (cf. Xiong et al. 2020, figure 3).
+
+    post and pre map a depth L to the (L,) gradient norms of each layer's second feed-forward
+    matrix. Left: against the layer index, one colour per depth, Pre-LN dashed. Right: the last
+    layer's norm against the depth, with a line proportional to 1/sqrt(L).
+    """
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
+    colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
+    for colour, depth in zip(colours, post):
+        layers = np.arange(1, depth + 1)
+        left.plot(layers, post[depth], color=colour, label=f"L = {depth}")
+        left.plot(layers, pre[depth], "--", color=colour)
+    left.plot([], [], color="0.4", label="Post-LN (solid)")
+    left.plot([], [], "--", color="0.4", label="Pre-LN (dashed)")
+    left.set(yscale="log", xlabel="layer l (1 = nearest the input)",
+             ylabel=r"$\|\partial L / \partial W_2^{(l)}\|_F$", title="each layer at initialisation")
+    fig.legend(*left.get_legend_handles_labels(), loc="outside lower left", ncol=6, fontsize=8)
+    depths = np.array(list(post))
+    for style, label, profiles in (("-o", "Post-LN", post), ("--s", "Pre-LN", pre)):
+        right.plot(depths, [profiles[d][-1] for d in depths], style, color="0.2" if
+                   label == "Post-LN" else colours[1], label=label)
+    reference = pre[depths[0]][-1] * np.sqrt(depths[0] / depths)
+    right.plot(depths, reference, ":", color="0.5", label=r"$\propto 1/\sqrt{L}$")
+    right.set(xscale="log", yscale="log", xlabel="depth L (layers)",
+              ylabel=r"$\|\partial L / \partial W_2^{(L)}\|_F$", title="last layer against depth")
+    _plain_log_ticks(right, depths)
+    right.legend()
+    return finished(fig)
+
+
+def plot_warmup_runs(results: dict, window: int = 10):
+    """Chapter 5, "Warm-up": training loss of deep stacks, one panel per learning rate.
+
+    results maps (label, lr) to a :class:`longdep.training.TrainingResult`; the curves are
+    running means over ``window`` steps, on a log axis.
+    """
+    lrs = list(dict.fromkeys(lr for _, lr in results))
+    fig, axes = plt.subplots(1, len(lrs), figsize=(5 * len(lrs), 3.6), sharey=True,
+                             layout="constrained")
+    for ax, lr in zip(np.atleast_1d(axes), lrs):
+        for (label, run_lr), result in results.items():
+            if run_lr == lr:
+                smooth = np.convolve(result.losses, np.ones(window) / window, mode="valid")
+                ax.plot(np.arange(window, len(result.losses) + 1), smooth,
+                        "--" if "warm-up" in label else "-", label=label)
+        ax.set(yscale="log", xlabel="training step", title=f"learning rate {lr:g}")
+        ax.legend()
+    np.atleast_1d(axes)[0].set_ylabel(f"training loss (mean of {window} steps)")
+    return finished(fig)
+
+
 def plot_score_scaling(widths, variances: dict[str, list[float]], saturation: dict[str, list],
                        keys: int):
     """Chapter 4, "Why the 1/sqrt(d_k) scale": score variance and softmax saturation against d_k.
@@ -336,8 +390,8 @@ def _plain_log_ticks(ax, values) -> None:
 
 def plot_path_lengths(steps, measured: dict[str, list[int]], predicted: dict[str, list[int]],
                       flop_steps, flops: dict[str, list[int]], features: int):
-    """Chapter 4, "Table 1 measured": fewest layers from the first input to the last output, and
-    the FLOPs of one layer, against the sequence length n.
+    """Chapter 4, "Path length: Table 1, measured": fewest layers from the first input to the
+    last output, and the FLOPs of one layer, against the sequence length n.
 
     measured and predicted map a layer kind to one layer count per length in ``steps``; flops
     maps a layer kind to one count per length in ``flop_steps`` at width ``features``.
