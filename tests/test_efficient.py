@@ -17,7 +17,8 @@ from longdep.efficient.linear import (elu_feature_map, favor_features, linear_at
                                       performer_errors, random_projection)
 from longdep.efficient.mixers import MIXERS, WindowedSelfAttention, mixer_stack
 from longdep.efficient.sparse import (bigbird_mask, global_token_mask, masked_path_length,
-                                      sliding_window_attention, sliding_window_mask)
+                                      random_mask_path_lengths, sliding_window_attention,
+                                      sliding_window_mask)
 from longdep.efficient.ssm import SelectiveSSM, parallel_scan, sequential_scan
 from longdep.lstm import LSTM
 from longdep.paths import fewest_layers
@@ -325,6 +326,18 @@ def test_masked_path_length_matches_chapter_4_and_the_window_formula():
         masked_path_length(sliding_window_mask(6, 1))
     with pytest.raises(ValueError, match="boolean"):
         masked_path_length(torch.ones(4, 4))
+
+
+def test_random_mask_path_lengths_measure_independent_masks():
+    lengths = random_mask_path_lengths(64, 8, [], 2, draws=9,
+                                       generator=torch.Generator().manual_seed(0))
+    assert len(lengths) == 9 and len(set(lengths)) > 1  # the path length itself is random
+    replay = torch.Generator().manual_seed(0)  # draw i is the i-th mask from the generator
+    assert lengths == [masked_path_length(bigbird_mask(64, 8, [], 2, replay)) for _ in range(9)]
+    assert max(lengths) <= math.ceil(63 / 7)  # random links only add paths to the window's
+    assert random_mask_path_lengths(33, 5, [16], 0, draws=3) == [2, 2, 2]
+    with pytest.raises(ValueError, match="draws must be at least 1"):
+        random_mask_path_lengths(8, 2, [], 1, draws=0)
 
 
 def test_sweeps_of_a_recurrence_reach_its_outputs_one_step_per_sweep():

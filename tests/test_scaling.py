@@ -8,10 +8,24 @@ import torch
 from longdep.scaling import saturation, score_variance, softmax_jacobian_norm
 
 
-@pytest.mark.parametrize("d_k", [1, 16, 256])
+@pytest.mark.parametrize("d_k", [1, 16, 256])  # 256: five chunks of 4096 pairs
 def test_score_variance_is_d_k(d_k):
     generator = torch.Generator().manual_seed(0)
-    assert score_variance(d_k, 20_000, generator) == pytest.approx(d_k, rel=0.05)
+    variance, standard_error = score_variance(d_k, 20_000, generator)
+    assert variance == pytest.approx(d_k, rel=0.05)
+    assert abs(variance - d_k) < 4 * standard_error
+
+
+def test_score_variance_standard_error_is_the_spread_of_repeated_estimates():
+    generator = torch.Generator().manual_seed(1)
+    estimates = [score_variance(4, 500, generator) for _ in range(300)]
+    spread = torch.tensor([e.variance for e in estimates]).std().item()
+    mean_error = sum(e.standard_error for e in estimates) / len(estimates)
+    # for large d_k the score is nearly Gaussian and the error is about d_k sqrt(2 / samples);
+    # at d_k = 4 its heavier tails make it larger: sqrt((3 d_k^2 + 6 d_k - d_k^2) / samples)
+    assert mean_error == pytest.approx(math.sqrt((2 * 4**2 + 6 * 4) / 500), rel=0.1)
+    assert spread == pytest.approx(mean_error, rel=0.15)
+
 
 
 def test_softmax_jacobian_norm_equals_autograd():
@@ -59,3 +73,5 @@ def test_saturation_errors(arguments):
 def test_score_variance_errors():
     with pytest.raises(ValueError, match="d_k must be at least 1"):
         score_variance(0, 10)
+    with pytest.raises(ValueError, match="samples must be at least 2"):
+        score_variance(4, 1)

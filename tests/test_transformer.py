@@ -220,3 +220,20 @@ def test_warmup_comparison_rejects_unknown_runs():
     with pytest.raises(ValueError, match="label must be one of"):
         warmup_comparison([("Post-LN, warm", 1e-3)], num_layers=2, warmup_steps=5, steps=10,
                           batch_size=4)
+    with pytest.raises(ValueError, match="at least one seed"):
+        warmup_comparison([("Pre-LN", 1e-3)], num_layers=1, warmup_steps=0, steps=2,
+                          batch_size=4, seeds=())
+
+
+def test_warmup_comparison_repeats_each_run_for_every_seed(one_thread):
+    plan = [("Post-LN", 1e-3), ("Post-LN + warm-up", 1e-3)]
+    settings = dict(num_layers=1, warmup_steps=3, steps=3, batch_size=4, distance=3)
+    both = warmup_comparison(plan, seeds=(0, 1), **settings)
+    alone = warmup_comparison(plan, seeds=(1,), **settings)
+    assert list(both) == plan and all(len(results) == 2 for results in both.values())
+    for key in plan:  # seed 1 gives the same run whether or not seed 0 ran before it
+        assert both[key][1].losses == alone[key][0].losses
+        assert both[key][0].losses != both[key][1].losses
+    # same weights and batches: warm-up changes the first step's size, not its loss
+    post, warm = both.values()
+    assert post[0].losses[0] == warm[0].losses[0] and post[0].losses[1] != warm[0].losses[1]

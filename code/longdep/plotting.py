@@ -337,18 +337,25 @@ def plot_ffn_gradient_profiles(post: dict[int, np.ndarray], pre: dict[int, np.nd
 def plot_warmup_runs(results: dict, window: int = 10):
     """Chapter 5, "Warm-up": training loss of deep stacks, one panel per learning rate.
 
-    results maps (label, lr) to a :class:`longdep.training.TrainingResult`; the curves are
-    running means over ``window`` steps, on a log axis.
+    results maps (label, lr) to a list of :class:`longdep.training.TrainingResult`, one per
+    seed (as :func:`longdep.transformer.warmup_comparison` returns); each seed is one thin
+    curve in its label's colour, a running mean over ``window`` steps, on a log axis.
     """
     lrs = list(dict.fromkeys(lr for _, lr in results))
+    labels = list(dict.fromkeys(label for label, _ in results))
+    colours = dict(zip(labels, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     fig, axes = plt.subplots(1, len(lrs), figsize=(5 * len(lrs), 3.6), sharey=True,
                              layout="constrained")
     for ax, lr in zip(np.atleast_1d(axes), lrs):
-        for (label, run_lr), result in results.items():
-            if run_lr == lr:
+        for (label, run_lr), seed_results in results.items():
+            if run_lr != lr:
+                continue
+            for i, result in enumerate(seed_results):
                 smooth = np.convolve(result.losses, np.ones(window) / window, mode="valid")
                 ax.plot(np.arange(window, len(result.losses) + 1), smooth,
-                        "--" if "warm-up" in label else "-", label=label)
+                        "--" if "warm-up" in label else "-", color=colours[label],
+                        linewidth=1, alpha=0.8,
+                        label=f"{label} ({len(seed_results)} seeds)" if i == 0 else None)
         ax.set(yscale="log", xlabel="training step", title=f"learning rate {lr:g}")
         ax.legend()
     np.atleast_1d(axes)[0].set_ylabel(f"training loss (mean of {window} steps)")

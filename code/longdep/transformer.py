@@ -259,16 +259,21 @@ def fit_fresh_noise(model: nn.Module, vocab_size: int, steps: int = 10, batch_si
 
 
 def warmup_comparison(runs: Sequence[tuple[str, float]], num_layers: int, warmup_steps: int,
-                      steps: int, batch_size: int, distance: int = 10,
-                      seed: int = 0) -> dict[tuple[str, float], TrainingResult]:
+                      steps: int, batch_size: int, distance: int = 10, num_heads: int = 4,
+                      seeds: Sequence[int] = (0,)
+                      ) -> dict[tuple[str, float], list[TrainingResult]]:
     """Key recall with deep stacks, Post-LN without and with warm-up and Pre-LN without
     (Chapter 5, "Warm-up for a deep Post-LN stack").
 
     runs: (label, learning rate) pairs, each label one of "Post-LN", "Post-LN + warm-up" and
-    "Pre-LN". Each run is :func:`longdep.training.train_key_recall` under the book's budget with
-    only ``lr``, ``steps`` and ``batch_size`` changed, on the same initial weights for a given
-    label. Returns {(label, lr): result}.
+    "Pre-LN". Each run is :func:`longdep.training.train_key_recall` under the book's budget
+    (its width and clipping) with only ``lr``, ``steps`` and ``batch_size`` changed, once for
+    every seed in ``seeds``; the seed sets the initial weights and the batches, so for a given
+    label and seed every learning rate starts from the same weights. Returns
+    {(label, lr): [result for each seed]}.
     """
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
     variants = {"Post-LN": (False, 0), "Post-LN + warm-up": (False, warmup_steps),
                 "Pre-LN": (True, 0)}
     results = {}
@@ -277,8 +282,10 @@ def warmup_comparison(runs: Sequence[tuple[str, float]], num_layers: int, warmup
             raise ValueError(f"label must be one of {list(variants)}, got {label!r}")
         norm_first, warmup = variants[label]
         budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
-        torch.manual_seed(seed)
-        core = key_recall_transformer(budget, num_layers, num_heads=4, norm_first=norm_first)
-        results[label, lr] = train_key_recall(core, budget.model_dim, distance, seed, budget,
-                                              warmup)
+        results[label, lr] = []
+        for seed in seeds:
+            torch.manual_seed(seed)
+            core = key_recall_transformer(budget, num_layers, num_heads, norm_first=norm_first)
+            results[label, lr].append(train_key_recall(core, budget.model_dim, distance, seed,
+                                                       budget, warmup))
     return results

@@ -129,3 +129,20 @@ def masked_path_length(mask: torch.Tensor, features: int = 4, seed: int = 0) -> 
     if layers is not None:
         return layers
     raise ValueError("the mask has no path from the first input to the last output")
+
+
+def random_mask_path_lengths(length: int, window: int, global_positions: list[int],
+                             num_random: int, draws: int,
+                             generator: torch.Generator | None = None) -> list[int]:
+    """:func:`masked_path_length` of ``draws`` independent causal :func:`bigbird_mask` s
+    (Chapter 6, "Sparse attention").
+
+    With random links the path length is itself random (one lucky link from the last query to
+    the first key makes it 1), so the chapter reports a summary over several masks, each drawn
+    from ``generator`` in turn.
+    """
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, got {draws}")
+    return [masked_path_length(bigbird_mask(length, window, global_positions, num_random,
+                                            generator))
+            for _ in range(draws)]
