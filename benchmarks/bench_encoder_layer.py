@@ -13,9 +13,8 @@ import statistics
 import time
 
 import torch
+from longdep.models.transformer import EncoderLayer
 from torch import nn
-
-from longdep.transformer import EncoderLayer
 
 BATCH, LENGTH, D_MODEL, HEADS, D_FF, THREADS = 16, 128, 256, 8, 1024, 2
 

@@ -4,16 +4,15 @@ import math
 
 import pytest
 import torch
-from torch import nn
-
-from longdep.attention import (
+from longdep.book import seed_everything
+from longdep.models.attention import (
     MultiHeadAttention,
     PositionalEncoding,
     causal_mask,
     scaled_dot_product_attention,
     sinusoidal_table,
 )
-from longdep.repro import seed_everything
+from torch import nn
 
 TOLERANCE = {torch.float32: dict(rtol=1e-5, atol=1e-6), torch.float64: dict(rtol=1e-12, atol=1e-13)}
 DTYPES = [torch.float32, torch.float64]

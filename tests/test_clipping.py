@@ -4,12 +4,17 @@ import math
 
 import pytest
 import torch
-from torch import nn
-
-from longdep.clipping import (clip_gradient_norm_, cliff_descent, cliff_final_state, cliff_loss,
-                              gained_rnn_classifier, train_sgd)
-from longdep.repro import seed_everything
+from longdep.book import seed_everything
+from longdep.experiments.clipping import (
+    classifier_with_recurrent_gain,
+    cliff_descent,
+    cliff_final_state,
+    cliff_loss,
+    train_sgd,
+)
 from longdep.tasks import key_recall_batch
+from longdep.train import clip_gradient_norm_
+from torch import nn
 
 
 def parameters_with_gradients(scale, seed=0):
@@ -83,11 +88,11 @@ def test_cliff_descent_takes_gradient_steps_clipped_by_algorithm_1(threshold):
 
 
 def test_gained_classifier_has_the_requested_largest_singular_value():
-    model = gained_rnn_classifier(3.0, seed=1)
+    model = classifier_with_recurrent_gain(3.0, seed=1)
     singular_values = torch.linalg.svdvals(model.core.weight_hh.detach().double())
     torch.testing.assert_close(singular_values, torch.full((32,), 3.0, dtype=torch.float64),
                                rtol=1e-5, atol=0)
-    again = gained_rnn_classifier(3.0, seed=1)
+    again = classifier_with_recurrent_gain(3.0, seed=1)
     assert all(torch.equal(p, q) for p, q in zip(model.parameters(), again.parameters()))
 
 
@@ -96,7 +101,7 @@ def test_train_sgd_takes_clipped_sgd_steps(threshold):
     def make_batch(generator):
         return key_recall_batch(8, 4, generator=generator)
 
-    model, reference = gained_rnn_classifier(3.0, seed=2), gained_rnn_classifier(3.0, seed=2)
+    model, reference = classifier_with_recurrent_gain(3.0, seed=2), classifier_with_recurrent_gain(3.0, seed=2)
     result = train_sgd(model, make_batch, steps=1, lr=0.3, threshold=threshold, seed=5)
 
     tokens, targets = make_batch(torch.Generator().manual_seed(5))
@@ -129,5 +134,5 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="lr and steps"):
         cliff_descent((1.0, 0.0), lr=-0.1, steps=5)
     with pytest.raises(ValueError, match="steps must be at least 1"):
-        train_sgd(gained_rnn_classifier(1.0), lambda g: key_recall_batch(2, 3, generator=g),
+        train_sgd(classifier_with_recurrent_gain(1.0), lambda g: key_recall_batch(2, 3, generator=g),
                   steps=0, lr=0.1)

@@ -4,25 +4,55 @@ import math
 
 import pytest
 import torch
-
-from longdep.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention
-from longdep.efficient import cost
-from longdep.efficient.compare import (BOOK_MODELS, ModelMeasures, ModelShape, Table, book_model,
-                                       gradient_ratios, path_length, sequential_depths,
-                                       summary_table, sweep_outputs)
-from longdep.efficient.cost import (crossover_length, fitted_exponent, graph_depth, growth_label,
-                                    matmul_flops, peak_tensor_bytes, seconds_per_call)
-from longdep.efficient.linear import (elu_feature_map, favor_features, linear_attention,
-                                      linear_attention_recurrent, linformer_attention,
-                                      performer_errors, random_projection)
-from longdep.efficient.mixers import MIXERS, WindowedSelfAttention, mixer_stack
-from longdep.efficient.sparse import (bigbird_mask, global_token_mask, masked_path_length,
-                                      random_mask_path_lengths, sliding_window_attention,
-                                      sliding_window_mask)
-from longdep.efficient.ssm import SelectiveSSM, parallel_scan, sequential_scan
-from longdep.lstm import LSTM
-from longdep.paths import fewest_layers
-from longdep.rnn import ElmanRNN
+from longdep.book import Table
+from longdep.experiments.attention import fewest_layers
+from longdep.experiments.efficient import (
+    BOOK_MODELS,
+    ModelMeasures,
+    ModelShape,
+    attention_call,
+    gradient_ratios,
+    path_length,
+    performer_errors,
+    random_mask_path_lengths,
+    sequential_depths,
+    summary_model,
+    summary_table,
+)
+from longdep.measure.cost import (
+    crossover_length,
+    fitted_exponent,
+    graph_depth,
+    growth_label,
+    matmul_flops,
+    peak_tensor_bytes,
+    seconds_per_call,
+)
+from longdep.measure.gradients import ssm_decay_products
+from longdep.measure.reach import masked_path_length, sweep_outputs
+from longdep.models.attention import (
+    MultiHeadAttention,
+    causal_mask,
+    scaled_dot_product_attention,
+    sliding_window_mask,
+)
+from longdep.models.linear import (
+    elu_feature_map,
+    favor_features,
+    linear_attention,
+    linear_attention_recurrent,
+    linformer_attention,
+    random_projection,
+)
+from longdep.models.lstm import LSTM
+from longdep.models.mixers import MIXERS, WindowedSelfAttention, mixer_stack
+from longdep.models.rnn import ElmanRNN
+from longdep.models.sparse import (
+    bigbird_mask,
+    global_token_mask,
+    sliding_window_attention,
+)
+from longdep.models.ssm import SelectiveSSM, parallel_scan, sequential_scan
 
 F64 = torch.float64
 
@@ -192,7 +222,7 @@ def test_selective_ssm_scans_agree_and_its_memory_never_exceeds_one():
     sequential.load_state_dict(parallel.state_dict())
     x = torch.randn(2, 21, 6, dtype=F64)
     torch.testing.assert_close(parallel(x), sequential(x), rtol=0, atol=1e-12)
-    memory = parallel.memory(x)
+    memory = ssm_decay_products(parallel, x)
     assert memory[-1] == 1 and (memory <= 1).all() and (memory.diff() >= 0).all()
 
 
@@ -306,11 +336,11 @@ def test_fits_and_growth_labels():
 
 
 def test_attention_calls_agree_where_they_must_and_reject_unknown_kinds():
-    window = cost.attention_call("sliding window", 16, features=4, window=16)()
-    softmax = cost.attention_call("softmax", 16, features=4)()
+    window = attention_call("sliding window", 16, features=4, window=16)()
+    softmax = attention_call("softmax", 16, features=4)()
     torch.testing.assert_close(window, softmax, rtol=0, atol=1e-6)  # a full window is softmax
     with pytest.raises(ValueError, match="kind must be one of"):
-        cost.attention_call("dense", 16)
+        attention_call("dense", 16)
 
 
 # Path lengths ---------------------------------------------------------------------------------
@@ -363,7 +393,7 @@ def test_path_lengths_of_the_book_models():
 def test_book_models_map_embeddings_to_the_shared_width_and_measure():
     shape = ModelShape(width=8, d_ff=8, window=4)
     for name in BOOK_MODELS:
-        output = book_model(name, shape)(torch.randn(2, 5, shape.input_size))
+        output = summary_model(name, shape)(torch.randn(2, 5, shape.input_size))
         assert (output[0] if isinstance(output, tuple) else output).shape == (2, 5, 8)
         ratios = gradient_ratios(name, 9, shape)
         assert ratios.shape == (9,) and ratios[0] == 1

@@ -2,11 +2,15 @@
 
 import pytest
 import torch
+from longdep.book import seed_everything
+from longdep.experiments.lstm import sequential_cost
+from longdep.measure.gradients import (
+    cell_state_jacobian,
+    cell_state_path,
+    forget_product_norms,
+)
+from longdep.models.lstm import LSTM
 from torch import nn
-
-from longdep.lstm import (LSTM, cell_state_jacobian, cell_state_path, forget_product_norms,
-                          sequential_cost)
-from longdep.repro import seed_everything
 
 TOLERANCE = {torch.float32: dict(rtol=1e-5, atol=1e-6), torch.float64: dict(rtol=1e-12, atol=1e-13)}
 

@@ -2,26 +2,26 @@
 
 import pytest
 import torch
-from torch import nn
-
-from longdep.paths import (
-    MIXERS,
-    CausalConvolution,
-    distance_profile,
+from longdep.experiments.attention import (
+    TABLE_1_LAYERS,
+    check_layer_kind,
     encoder_layers,
     fewest_layers,
     layer_flops,
-    layer_input_gradients,
     layer_outputs,
-    predicted_flops,
     predicted_layers,
+)
+from longdep.measure.gradients import (
+    distance_profile,
+    last_output_sum,
+    layer_input_gradients,
     readout_loss,
     skip_path_only,
     stack_jacobian,
-    window_mask,
 )
-from longdep.probes import last_output_sum
-from longdep.rnn import ElmanRNN
+from longdep.models.conv import CausalConvolution
+from longdep.models.rnn import ElmanRNN
+from torch import nn
 
 # Forward-mode differentiation loads decompositions that PyTorch 2.13 still compiles with the
 # deprecated torch.jit.script; the warning is about PyTorch internals, not this code.
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 
 
-@pytest.mark.parametrize("kind", MIXERS)
+@pytest.mark.parametrize("kind", TABLE_1_LAYERS)
 @pytest.mark.parametrize("steps", [2, 7, 16, 33])
 def test_fewest_layers_is_the_receptive_field(kind, steps):
     assert fewest_layers(kind, steps) == predicted_layers(kind, steps)
@@ -43,10 +43,10 @@ def test_fewest_layers_follows_kernel_and_window(kernel_size, window):
 
 
 def test_predicted_layers_known_values():
-    assert [predicted_layers(kind, 64) for kind in MIXERS] == [1, 64, 32, 6, 9]
+    assert [predicted_layers(kind, 64) for kind in TABLE_1_LAYERS] == [1, 64, 32, 6, 9]
 
 
-@pytest.mark.parametrize("kind", MIXERS)
+@pytest.mark.parametrize("kind", TABLE_1_LAYERS)
 def test_reverse_mode_gradient_agrees(kind):
     """One layer fewer than fewest_layers gives an exactly zero dy_last/dx_0 by backpropagation,
     the count itself a nonzero one."""
@@ -87,13 +87,8 @@ def test_causal_convolution_formula(dilation):
         torch.testing.assert_close(y[:, t], expected)
 
 
-def test_window_mask():
-    expected = torch.tensor([[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]).bool()
-    assert torch.equal(window_mask(4, window=2), expected)
-    assert torch.equal(window_mask(4), torch.ones(4, 4).tril().bool())
 
-
-@pytest.mark.parametrize("kind", MIXERS)
+@pytest.mark.parametrize("kind", TABLE_1_LAYERS)
 @pytest.mark.parametrize("steps, features", [(5, 8), (12, 4)])
 def test_layer_flops_counted(kind, steps, features):
     assert layer_flops(kind, steps, features) == predicted_flops(kind, steps, features)
@@ -200,3 +195,14 @@ def test_flop_functions_reject_unknown_kinds():
     for function in (layer_flops, predicted_flops):
         with pytest.raises(ValueError, match="kind must be one of"):
             function("lstm", 8, 4)
+
+
+def predicted_flops(kind: str, steps: int, features: int, kernel_size: int = 3) -> int:
+    """The counts :func:`layer_flops` must find: n = steps, d = features, k = kernel_size."""
+    check_layer_kind(kind, kernel_size, window=2)
+    n, d = steps, features
+    if kind in ("self-attention", "windowed attention"):
+        return 8 * n * d**2 + 4 * n**2 * d
+    if kind == "recurrent":
+        return 4 * n * d**2
+    return 2 * kernel_size * n * d**2

@@ -2,9 +2,13 @@
 
 import pytest
 import torch
-
-from longdep.attention import MultiHeadAttention, PositionalEncoding, causal_mask, sinusoidal_table
-from longdep.positions import permutation_errors, shift_matrix
+from longdep.experiments.attention import permutation_errors, shift_matrix
+from longdep.models.attention import (
+    MultiHeadAttention,
+    PositionalEncoding,
+    causal_mask,
+    sinusoidal_table,
+)
 
 
 @pytest.fixture

@@ -3,14 +3,18 @@
 
 import pytest
 import torch
+from longdep.book import seed_everything
+from longdep.experiments.vanishing import orthogonal_matrix, rnn_with_recurrent_matrix
+from longdep.measure.gradients import (
+    activation_derivatives,
+    norm_without_overflow,
+    ratios_by_distance,
+    state_gradient_norms,
+    step_jacobian_norms,
+)
+from longdep.models.rnn import ElmanRNN
 from torch import nn
 from torch.autograd.functional import jacobian
-
-from longdep.probes import (activation_derivatives, norm_without_overflow, ratios_by_distance,
-                            state_gradient_norms, step_jacobian_norms)
-from longdep.repro import seed_everything
-from longdep.rnn import ElmanRNN
-from longdep.vanishing import orthogonal_matrix, probe_rnn
 
 NONLINEARITIES = ["tanh", "relu", "identity"]
 
@@ -89,7 +93,7 @@ def test_measured_ratio_never_exceeds_the_bound(seed):
         sigma = torch.linalg.matrix_norm(weight, ord=2)
         distance = torch.arange(40, dtype=torch.float64)
         for nonlinearity in NONLINEARITIES:
-            rnn, x = probe_rnn(weight, nonlinearity, input_scale=scale, steps=40, batch=3,
+            rnn, x = rnn_with_recurrent_matrix(weight, nonlinearity, input_scale=scale, steps=40, batch=3,
                                seed=seed)
             ratios = ratios_by_distance(state_gradient_norms(rnn, x))
             assert torch.all(ratios <= sigma**distance * (1 + 1e-10))
@@ -101,14 +105,14 @@ def test_measured_ratio_never_exceeds_the_bound(seed):
 @pytest.mark.parametrize("scale", [0.5, 1.0, 2.0])
 def test_linear_rnn_with_scaled_orthogonal_weight_sits_on_the_bound(scale):
     weight = scale * orthogonal_matrix(8, torch.Generator().manual_seed(0))
-    ratios = ratios_by_distance(state_gradient_norms(*probe_rnn(weight, "identity", steps=60)))
+    ratios = ratios_by_distance(state_gradient_norms(*rnn_with_recurrent_matrix(weight, "identity", steps=60)))
     expected = torch.full((60,), scale, dtype=torch.float64) ** torch.arange(60)
     torch.testing.assert_close(ratios, expected, rtol=1e-10, atol=0)
 
 
 def test_overflow_is_reported_as_inf_never_nan():
     weight = 3.0 * orthogonal_matrix(8, torch.Generator().manual_seed(0))
-    rnn, x = probe_rnn(weight, "identity", steps=700, batch=2)
+    rnn, x = rnn_with_recurrent_matrix(weight, "identity", steps=700, batch=2)
     norms = state_gradient_norms(rnn, x)  # the forward states overflow too: no crash
     assert not torch.isnan(norms).any()
     # ||dL/dh_(T-d)|| = 3^d ||dL/dh_T|| = 3^d * 4 exactly: inf where that passes ~1.8e308

@@ -2,8 +2,7 @@
 
 import pytest
 import torch
-
-from longdep.repro import power_of_ten_above, reproducible
+from longdep.book import power_of_ten_above, reproducible
 
 
 def test_reproducible_repeats_random_draws_and_sets_threads():

@@ -2,10 +2,10 @@
 
 import pytest
 import torch
+from longdep.book import seed_everything
+from longdep.measure.bptt import bptt, loss_to_step_gradients, readout_gradients
+from longdep.models.rnn import ElmanRNN
 from torch import nn
-
-from longdep.repro import seed_everything
-from longdep.rnn import ElmanRNN, bptt, loss_to_step_gradients, readout_gradients
 
 TOLERANCE = {torch.float32: dict(rtol=1e-5, atol=1e-6), torch.float64: dict(rtol=1e-12, atol=1e-13)}
 

@@ -4,8 +4,8 @@ import math
 
 import pytest
 import torch
-
-from longdep.scaling import saturation, score_variance, softmax_jacobian_norm
+from longdep.experiments.attention import saturation, score_variance
+from longdep.measure.gradients import softmax_jacobian_norm
 
 
 @pytest.mark.parametrize("d_k", [1, 16, 256])  # 256: five chunks of 4096 pairs

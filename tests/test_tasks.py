@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from longdep.tasks import key_recall_batch
 
 

@@ -4,13 +4,17 @@ import dataclasses
 
 import pytest
 import torch
+from longdep.book import seed_everything
+from longdep.experiments.key_recall import (
+    KEY_RECALL_BUDGET,
+    format_accuracy_table,
+    key_recall_accuracies,
+    train_key_recall,
+)
+from longdep.models.heads import LastStepClassifier
+from longdep.models.lstm import LSTM
+from longdep.train import accuracy, train, warmup_factor
 from torch import nn
-
-from longdep.lstm import LSTM
-from longdep.repro import seed_everything
-from longdep.training import (KEY_RECALL_BUDGET, LastStepClassifier, accuracy,
-                              format_accuracy_table, key_recall_accuracies, train,
-                              train_key_recall, warmup_factor)
 
 TINY = dataclasses.replace(KEY_RECALL_BUDGET, steps=2, batch_size=4, distances=(1, 3), seeds=(0,))
 

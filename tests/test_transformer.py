@@ -4,22 +4,23 @@ import math
 
 import pytest
 import torch
-from torch import nn
-
-from longdep.attention import causal_mask
-from longdep.repro import seed_everything
-from longdep.training import KEY_RECALL_BUDGET, KeyRecallBudget, train_key_recall
-from longdep.transformer import (
-    EncoderLayer,
-    EncoderStack,
-    TransformerEncoder,
+from longdep.book import seed_everything
+from longdep.experiments.key_recall import (
+    KEY_RECALL_BUDGET,
+    KeyRecallBudget,
+    key_recall_transformer,
+    train_key_recall,
+)
+from longdep.experiments.mini_transformer import (
+    article_noise_fit,
     ffn_gradient_norms,
     ffn_gradient_norms_at_init,
-    fit_fresh_noise,
-    key_recall_transformer,
     token_position_norm_ratio,
     warmup_comparison,
 )
+from longdep.models.attention import causal_mask
+from longdep.models.transformer import EncoderLayer, EncoderStack, TransformerEncoder
+from torch import nn
 
 TOLERANCE = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float64: dict(rtol=1e-12, atol=1e-12)}
 
@@ -202,8 +203,8 @@ def test_fresh_noise_demo_is_reproducible_and_cannot_go_below_the_noise(one_thre
     model = TransformerEncoder(50, 16, 2, 1, 32, max_len=16, dropout=0.0)
     twin = TransformerEncoder(50, 16, 2, 1, 32, max_len=16, dropout=0.0)
     twin.load_state_dict(model.state_dict())
-    first = fit_fresh_noise(model, 50, steps=30, lr=1e-2)
-    second = fit_fresh_noise(twin, 50, steps=30, lr=1e-2)
+    first = article_noise_fit(model, 50, steps=30, lr=1e-2)
+    second = article_noise_fit(twin, 50, steps=30, lr=1e-2)
     assert first.losses == second.losses and len(first.grad_norms) == 30
     # The target is independent of the input: the expected loss is at least its variance, 1.
     assert min(first.losses) > 0.9

@@ -2,8 +2,8 @@
 
 import pytest
 import torch
-
-from longdep.vanishing import activation_gamma, matrix_power_norms, orthogonal_matrix, probe_rnn
+from longdep.experiments.vanishing import orthogonal_matrix, rnn_with_recurrent_matrix
+from longdep.measure.gradients import activation_gamma, matrix_power_norms
 
 
 @pytest.mark.parametrize(
@@ -41,8 +41,8 @@ def test_scaled_orthogonal_matrix():
 
 def test_probe_rnn_is_deterministic_and_scales_its_input():
     weight = torch.randn(5, 5, dtype=torch.float64)
-    rnn, x = probe_rnn(weight, "relu", input_scale=1.0, steps=12, batch=3, input_size=2, seed=4)
-    rnn2, x2 = probe_rnn(weight, "relu", input_scale=2.5, steps=12, batch=3, input_size=2, seed=4)
+    rnn, x = rnn_with_recurrent_matrix(weight, "relu", input_scale=1.0, steps=12, batch=3, input_size=2, seed=4)
+    rnn2, x2 = rnn_with_recurrent_matrix(weight, "relu", input_scale=2.5, steps=12, batch=3, input_size=2, seed=4)
     assert x.shape == (3, 12, 2) and x.dtype == torch.float64
     torch.testing.assert_close(x2, 2.5 * x, rtol=1e-15, atol=0)
     assert torch.equal(rnn.weight_ih, rnn2.weight_ih) and torch.equal(rnn.weight_hh, weight)
@@ -60,10 +60,10 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="size"):
         orthogonal_matrix(0)
     with pytest.raises(ValueError, match="square"):
-        probe_rnn(torch.ones(3, 2))
+        rnn_with_recurrent_matrix(torch.ones(3, 2))
     with pytest.raises(ValueError, match="input_scale"):
-        probe_rnn(torch.eye(3), input_scale=-1.0)
+        rnn_with_recurrent_matrix(torch.eye(3), input_scale=-1.0)
     with pytest.raises(ValueError, match="steps and batch"):
-        probe_rnn(torch.eye(3), steps=0)
+        rnn_with_recurrent_matrix(torch.eye(3), steps=0)
     with pytest.raises(ValueError, match="nonlinearity"):
-        probe_rnn(torch.eye(3), nonlinearity="sigmoid")
+        rnn_with_recurrent_matrix(torch.eye(3), nonlinearity="sigmoid")

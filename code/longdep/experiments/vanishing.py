@@ -1,49 +1,13 @@
-"""The bound on the Jacobian product and the set-ups of its experiments (Chapter 2).
+"""The set-ups of Chapter 2's gradient measurements ("Regimes", "Saturation").
 
-Chapter 2 bounds ||dh_t/dh_k|| <= (gamma * sigma_max(W_hh))^(t-k), with gamma the largest
-derivative of the activation, and then measures how real networks sit relative to that bound.
-This module computes gamma, the norms of matrix powers, and builds the small float64 RNNs whose
-gradients :mod:`longdep.probes` measures.
+W_hh = s Q with Q orthogonal has every singular value equal to s, so the bound
+(gamma sigma_max)^d of Chapter 2 is s^d exactly; :func:`rnn_with_recurrent_matrix` builds the
+float64 network and the input with which :mod:`longdep.measure.gradients` probes it.
 """
-
-from collections.abc import Callable
 
 import torch
 
-from longdep.rnn import ElmanRNN
-
-
-def activation_gamma(
-    activation: Callable[[torch.Tensor], torch.Tensor],
-    half_width: float = 10.0,
-    spacing: float = 1e-4,
-) -> tuple[float, float]:
-    """gamma = max_a phi'(a), found numerically (Chapter 2, "The bound").
-
-    phi' is evaluated by autograd in float64 on the grid of multiples of ``spacing`` in
-    [-half_width, half_width] (0 is on the grid exactly); returns (gamma, the a of the maximum).
-    """
-    if not 0 < spacing <= half_width:
-        raise ValueError(f"need 0 < spacing <= half_width, got {spacing}, {half_width}")
-    count = round(half_width / spacing)
-    a = (torch.arange(-count, count + 1, dtype=torch.float64) * spacing).requires_grad_()
-    (derivative,) = torch.autograd.grad(activation(a).sum(), a)
-    best = derivative.argmax()
-    return derivative[best].item(), a[best].item()
-
-
-def matrix_power_norms(matrix: torch.Tensor, max_power: int) -> torch.Tensor:
-    """Spectral norms ||W^k||_2 for k = 0 .. max_power, a (max_power + 1,) tensor (Chapter 2,
-    "Eigenvalues versus singular values"). For a linear RNN, W^k is the Jacobian dh_t/dh_(t-k)."""
-    if matrix.dim() != 2 or matrix.size(0) != matrix.size(1):
-        raise ValueError(f"matrix must be square, got shape {tuple(matrix.shape)}")
-    if max_power < 0:
-        raise ValueError(f"max_power must be non-negative, got {max_power}")
-    power, norms = torch.eye(matrix.size(0), dtype=matrix.dtype), []
-    for _ in range(max_power + 1):
-        norms.append(torch.linalg.matrix_norm(power, ord=2))
-        power = matrix @ power
-    return torch.stack(norms)
+from longdep.models.rnn import ElmanRNN
 
 
 def orthogonal_matrix(size: int, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -56,7 +20,7 @@ def orthogonal_matrix(size: int, generator: torch.Generator | None = None) -> to
     return q * torch.sign(torch.diagonal(r))
 
 
-def probe_rnn(
+def rnn_with_recurrent_matrix(
     weight_hh: torch.Tensor,
     nonlinearity: str = "tanh",
     input_scale: float = 1.0,

@@ -1,4 +1,5 @@
-"""The book's models side by side (Chapter 6, "The book's summary table").
+"""Chapter 6's experiments: what attention costs, Performer's error, sparse path lengths, and the
+book's summary table.
 
 Six sequence models, all mapping embeddings (batch, time, input_size) to features
 (batch, time, width): a tanh RNN, an LSTM, and four one-layer Pre-LN stacks that differ only in
@@ -13,26 +14,99 @@ SSM). Every column of the summary table is measured here, none is typed:
 - key-recall accuracy at distance d under the book's one training budget.
 """
 
-import html
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import nn
-from torch.autograd import forward_ad
-from torch.utils._pytree import tree_map
 
-from longdep.attention import causal_mask
-from longdep.efficient.cost import fitted_exponent, graph_depth, growth_label, matmul_flops
-from longdep.efficient.mixers import mixer_stack
-from longdep.lstm import LSTM
-from longdep.paths import distance_profile
-from longdep.probes import ratios_by_distance
-from longdep.rnn import ElmanRNN
-from longdep.training import KEY_RECALL_BUDGET, train_key_recall
+from longdep.book import Table
+from longdep.experiments.key_recall import KEY_RECALL_BUDGET, train_key_recall
+from longdep.measure.cost import (
+    fitted_exponent,
+    graph_depth,
+    growth_label,
+    matmul_flops,
+)
+from longdep.measure.gradients import distance_profile, ratios_by_distance
+from longdep.measure.reach import (
+    first_dependent_layer,
+    masked_path_length,
+    sweep_outputs,
+)
+from longdep.models._checks import first_output
+from longdep.models.attention import causal_mask, scaled_dot_product_attention
+from longdep.models.linear import (
+    linear_attention,
+    performer_attention,
+    random_projection,
+)
+from longdep.models.lstm import LSTM
+from longdep.models.mixers import mixer_stack
+from longdep.models.rnn import ElmanRNN
+from longdep.models.sparse import bigbird_mask, sliding_window_attention
+
+ATTENTION_KINDS = ("softmax", "sliding window", "linear")
+
+
+def attention_call(kind: str, length: int, features: int = 32, window: int = 64,
+                   seed: int = 0) -> Callable[[], torch.Tensor]:
+    """A call of causal attention ``kind`` on random float32 q, k, v of shape (1, length,
+    features), made ready to be timed or measured: softmax attention with the causal mask
+    (:func:`longdep.models.attention.scaled_dot_product_attention`), banded sliding-window attention
+    of ``window`` keys, or chunked linear attention (Chapter 6, "The quadratic cost, measured")."""
+    if kind not in ATTENTION_KINDS:
+        raise ValueError(f"kind must be one of {ATTENTION_KINDS}, got {kind!r}")
+    generator = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(1, length, features, generator=generator) for _ in range(3))
+    if kind == "softmax":
+        return lambda: scaled_dot_product_attention(q, k, v, causal_mask(length))[0]
+    if kind == "sliding window":
+        return lambda: sliding_window_attention(q, k, v, min(window, length))
+    return lambda: linear_attention(q, k, v)
+
+
+def performer_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, feature_counts: list[int],
+                     draws: int, orthogonal: bool = True, seed: int = 0) -> torch.Tensor:
+    """Relative error |Performer - softmax| / |softmax| of the outputs, non-causal.
+
+    For every m in ``feature_counts`` and each of ``draws`` random projections; returns a
+    (len(feature_counts), draws) tensor. q, k, v as in :func:`linear_attention`.
+    """
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, got {draws}")
+    exact, _ = scaled_dot_product_attention(q, k, v)
+    generator = torch.Generator().manual_seed(seed)
+    errors = torch.empty(len(feature_counts), draws, dtype=torch.float64)
+    for row, count in enumerate(feature_counts):
+        for draw in range(draws):
+            projection = random_projection(count, q.size(-1), orthogonal, generator, q.dtype)
+            approximate = performer_attention(q, k, v, projection)
+            errors[row, draw] = (approximate - exact).norm() / exact.norm()
+    return errors
+
+
+def random_mask_path_lengths(length: int, window: int, global_positions: list[int],
+                             num_random: int, draws: int,
+                             generator: torch.Generator | None = None) -> list[int]:
+    """:func:`masked_path_length` of ``draws`` independent causal :func:`bigbird_mask` s
+    (Chapter 6, "Sparse attention").
+
+    With random links the path length is itself random (one lucky link from the last query to
+    the first key makes it 1), so the chapter reports a summary over several masks, each drawn
+    from ``generator`` in turn.
+    """
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, got {draws}")
+    return [masked_path_length(bigbird_mask(length, window, global_positions, num_random,
+                                            generator))
+            for _ in range(draws)]
+
 
 MIXER_OF = {"Transformer (softmax attention)": "softmax", "sliding-window attention": "window",
             "linear attention": "linear", "selective SSM": "ssm"}
+
+
 BOOK_MODELS = ("tanh RNN", "LSTM", *MIXER_OF)
 
 
@@ -60,7 +134,7 @@ def check_model(name: str) -> None:
         raise ValueError(f"model must be one of {BOOK_MODELS}, got {name!r}")
 
 
-def book_model(name: str, shape: ModelShape = ModelShape(), input_size: int | None = None
+def summary_model(name: str, shape: ModelShape = ModelShape(), input_size: int | None = None
                ) -> nn.Module:
     """A fresh model ``name`` of :data:`BOOK_MODELS`: (batch, time, input_size) -> (batch, time,
     width), or a tuple starting with that for the recurrent ones. ``input_size`` defaults to
@@ -76,97 +150,56 @@ def book_model(name: str, shape: ModelShape = ModelShape(), input_size: int | No
                        None if size == shape.width else size)
 
 
-def first_output(outputs) -> torch.Tensor:
-    """The (batch, time, features) outputs of a model that may return a tuple starting with them."""
-    return outputs[0] if isinstance(outputs, tuple) else outputs
-
-
 def layer_cost_exponent(name: str, lengths: Sequence[int], shape: ModelShape = ModelShape()
                         ) -> float:
     """Fitted exponent p of the model's matrix-product FLOPs ~ T^p over ``lengths`` (batch 1)."""
     torch.manual_seed(0)
-    model = book_model(name, shape)
+    model = summary_model(name, shape)
     flops = [matmul_flops(lambda: model(torch.zeros(1, n, shape.input_size))) for n in lengths]
     return fitted_exponent(lengths, flops)
 
 
 def sequential_depths(name: str, lengths: Sequence[int], shape: ModelShape = ModelShape()
                       ) -> list[int]:
-    """:func:`longdep.efficient.cost.graph_depth` of the model's output at each length."""
+    """:func:`longdep.measure.cost.graph_depth` of the model's output at each length."""
     torch.manual_seed(0)
-    model = book_model(name, shape)
+    model = summary_model(name, shape)
     return [graph_depth(first_output(model(torch.zeros(1, n, shape.input_size,
                                                        requires_grad=True))))
             for n in lengths]
 
 
-def stack_outputs(mixer: str, x: torch.Tensor, max_layers: int, shape: ModelShape
-                  ) -> Iterator[torch.Tensor]:
-    """Outputs after 1, 2, ... layers of a stack of ``mixer`` on x (batch, time, width)."""
-    stack = mixer_stack(mixer, shape.width, shape.num_heads, max_layers, shape.d_ff,
-                        shape.max_len, shape.window, shape.state_size).to(x.dtype)
-    mask = causal_mask(x.size(1)) if mixer == "softmax" else None
-    h = stack.positional_encoding(x)
-    for layer in stack.layers:
-        h = layer(h, mask)
-        yield h
-
-
-def sweep_outputs(model: nn.Module, x: torch.Tensor, max_sweeps: int) -> Iterator[torch.Tensor]:
-    """Outputs (batch, time, hidden) after 1, 2, ... parallel sweeps of a recurrent ``model``.
-
-    Sweep l updates every position at once from the previous sweep's states,
-    s^(l)_t = step(x_t, s^(l-1)_{t-1}), with s^(0) = 0 (Chapter 4's convention for a recurrent
-    layer): after l sweeps the states of the first l positions are exact. ``model`` has
-    ``step(x_t, state)``, like :class:`longdep.rnn.ElmanRNN` and :class:`longdep.lstm.LSTM`.
-    """
-    batch, steps, _ = x.shape
-    zeros = x.new_zeros(batch, steps, model.hidden_size)
-    state = (zeros, zeros) if isinstance(model, LSTM) else zeros
-    for _ in range(max_sweeps):
-        previous = tree_map(lambda s: nn.functional.pad(s, (0, 0, 1, 0))[:, :-1], state)
-        flat = model.step(x.reshape(batch * steps, -1),
-                          tree_map(lambda s: s.reshape(batch * steps, -1), previous))
-        state = tree_map(lambda s: s.reshape(batch, steps, -1), flat)
-        yield first_output(state)
-
-
 def path_length(name: str, steps: int, shape: ModelShape = ModelShape(), seed: int = 0) -> int:
     """The fewest layers (sweeps, for the RNN and the LSTM) after which output ``steps - 1`` of
-    model ``name`` depends on input 0, found through the derivative as in Chapter 4.
-
-    Forward-mode differentiation carries a random perturbation of x_0 through the layers; the
-    answer is the first layer whose last output has a derivative that is not exactly zero.
-    """
+    model ``name`` depends on input 0, found through the derivative as in Chapter 4
+    (:func:`longdep.measure.reach.first_dependent_layer`)."""
     check_model(name)
     if steps < 2:
         raise ValueError(f"steps must be at least 2, got {steps}")
-    with torch.random.fork_rng(devices=[]), forward_ad.dual_level(), torch.no_grad():
-        torch.manual_seed(seed)
-        x = torch.randn(1, steps, shape.width, dtype=torch.float64)
-        direction = torch.zeros_like(x)
-        direction[:, 0] = torch.randn(shape.width, dtype=torch.float64)
-        dual = forward_ad.make_dual(x, direction)
-        if name in MIXER_OF:
-            outputs = stack_outputs(MIXER_OF[name], dual, steps, shape)
-        else:
-            outputs = sweep_outputs(book_model(name, shape, shape.width).double(), dual, steps)
-        for layers, y in enumerate(outputs, 1):
-            if forward_ad.unpack_dual(y).tangent[:, -1].abs().max() > 0:
-                return layers
-    raise AssertionError(f"{steps} layers of {name} never reach the first input")
+
+    def outputs(x: torch.Tensor) -> Iterator[torch.Tensor]:
+        if name not in MIXER_OF:
+            return sweep_outputs(summary_model(name, shape, shape.width).double(), x, steps)
+        stack = mixer_stack(MIXER_OF[name], shape.width, shape.num_heads, steps, shape.d_ff,
+                            shape.max_len, shape.window, shape.state_size).double()
+        return stack.layer_outputs(stack.positional_encoding(x))
+
+    layers = first_dependent_layer(outputs, steps, shape.width, seed)
+    if layers is None:
+        raise AssertionError(f"{steps} layers of {name} never reach the first input")
+    return layers
 
 
 def gradient_ratios(name: str, steps: int, shape: ModelShape = ModelShape(), batch: int = 4,
                     seed: int = 0) -> torch.Tensor:
     """|dL/dx_{T-d}| / |dL/dx_T| for d = 0 .. steps - 1 at initialisation, in float64.
 
-    Measured with :func:`longdep.paths.distance_profile` (which uses
-    :func:`longdep.probes.input_gradient_norms`) on a model initialised from ``seed`` that reads
+    Measured with :func:`longdep.measure.gradients.distance_profile` (which uses
+    :func:`longdep.measure.gradients.input_gradient_norms`) on a model initialised from ``seed`` that reads
     ``width`` features, as that probe needs inputs and outputs of one width.
     """
     torch.manual_seed(seed)
-    model = book_model(name, shape, shape.width).double()
+    model = summary_model(name, shape, shape.width).double()
     return ratios_by_distance(distance_profile(model, steps, shape.width, batch, seed))
 
 
@@ -174,30 +207,7 @@ def key_recall_accuracy(name: str, distance: int, shape: ModelShape = ModelShape
                         seed: int = 0) -> float:
     """Held-out key-recall accuracy at ``distance`` after training under the book's budget."""
     torch.manual_seed(seed)
-    return train_key_recall(book_model(name, shape), shape.width, distance, seed).accuracy
-
-
-class Table:
-    """A table that a notebook shows as HTML (rendered by the book) and as aligned text."""
-
-    def __init__(self, header: Sequence[str], rows: Sequence[Sequence[str]]):
-        self.header, self.rows = list(header), [list(map(str, row)) for row in rows]
-        if any(len(row) != len(self.header) for row in self.rows):
-            raise ValueError("every row needs one cell per column")
-
-    def _repr_html_(self) -> str:
-        def cells(row: list[str], tag: str) -> str:
-            return "".join(f"<{tag}>{html.escape(cell)}</{tag}>" for cell in row)
-
-        body = "".join(f"<tr>{cells(row, 'td')}</tr>" for row in self.rows)
-        return (f"<table><thead><tr>{cells(self.header, 'th')}</tr></thead>"
-                f"<tbody>{body}</tbody></table>")
-
-    def __repr__(self) -> str:
-        widths = [max(len(row[i]) for row in [self.header, *self.rows])
-                  for i in range(len(self.header))]
-        return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
-                         for row in [self.header, *self.rows])
+    return train_key_recall(summary_model(name, shape), shape.width, distance, seed).accuracy
 
 
 def big_o(label: str) -> str:

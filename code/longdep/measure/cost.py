@@ -1,6 +1,8 @@
-"""Measuring what a sequence mixer costs (Chapter 6, "The quadratic cost, measured").
+"""What a computation costs: counts that do not depend on the machine, and times that do
+(Chapters 3, 4 and 6).
 
-- :func:`seconds_per_call`: wall-clock time (volatile: it depends on the machine and its load);
+- :func:`seconds_per_call`: wall-clock time (volatile: it depends on the machine and its load, so it
+  illustrates, never decides);
 - :func:`peak_tensor_bytes`: the largest total size of tensors alive at once during a call,
   counted exactly from the tensors PyTorch creates (deterministic);
 - :func:`matmul_flops`: floating-point operations of the matrix products, counted by
@@ -9,7 +11,6 @@
   steps must run one after another however many processors there are;
 - :func:`fitted_exponent`, :func:`crossover_length`, :func:`growth_label`: reading those
   measurements against the sequence length;
-- :func:`attention_call`: the three attentions whose cost the chapter compares.
 """
 
 import math
@@ -22,10 +23,6 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode
-
-from longdep.attention import causal_mask, scaled_dot_product_attention
-from longdep.efficient.linear import linear_attention
-from longdep.efficient.sparse import sliding_window_attention
 
 
 def seconds_per_call(fn: Callable[[], object], repeats: int = 3, threads: int = 1) -> float:
@@ -163,23 +160,3 @@ def growth_label(lengths: Sequence[int], values: Sequence[float]) -> str:
         return "log T"
     power = round(fitted_exponent(lengths, values))
     return "1" if power == 0 else "T" if power == 1 else f"T^{power}"
-
-
-ATTENTION_KINDS = ("softmax", "sliding window", "linear")
-
-
-def attention_call(kind: str, length: int, features: int = 32, window: int = 64,
-                   seed: int = 0) -> Callable[[], torch.Tensor]:
-    """A call of causal attention ``kind`` on random float32 q, k, v of shape (1, length,
-    features), made ready to be timed or measured: softmax attention with the causal mask
-    (:func:`longdep.attention.scaled_dot_product_attention`), banded sliding-window attention
-    of ``window`` keys, or chunked linear attention (Chapter 6, "The quadratic cost, measured")."""
-    if kind not in ATTENTION_KINDS:
-        raise ValueError(f"kind must be one of {ATTENTION_KINDS}, got {kind!r}")
-    generator = torch.Generator().manual_seed(seed)
-    q, k, v = (torch.randn(1, length, features, generator=generator) for _ in range(3))
-    if kind == "softmax":
-        return lambda: scaled_dot_product_attention(q, k, v, causal_mask(length))[0]
-    if kind == "sliding window":
-        return lambda: sliding_window_attention(q, k, v, min(window, length))
-    return lambda: linear_attention(q, k, v)

@@ -1,21 +1,30 @@
 """Efficient mixers inside the book's Transformer layer, so that models differ in one place only
 (Chapter 6, "Gradient versus distance, for every model of the book").
 
-:class:`longdep.transformer.EncoderLayer` calls ``self_attn(x, x, x, mask)``. The classes here
+:class:`longdep.models.transformer.EncoderLayer` calls ``self_attn(x, x, x, mask)``. The classes here
 take that call and mix the sequence another way; :func:`mixer_stack` builds a Pre-LN
-:class:`longdep.transformer.EncoderStack` and puts one of them in every layer. All of them are
+:class:`longdep.models.transformer.EncoderStack` and puts one of them in every layer. All of them are
 causal by construction, so they take no mask.
 """
 
 import torch
 from torch import nn
 
-from longdep.attention import MultiHeadAttention
-from longdep.efficient.linear import linear_attention
-from longdep.efficient.sparse import sliding_window_attention
-from longdep.efficient.ssm import SelectiveSSM
-from longdep.rnn import check_sequence
-from longdep.transformer import EncoderStack
+try:  # inside the longdep package
+    from ._checks import check_sequence
+    from .attention import MultiHeadAttention
+    from .linear import linear_attention
+    from .sparse import sliding_window_attention
+    from .ssm import SelectiveSSM
+    from .transformer import EncoderStack
+except ImportError:  # copied into a folder of its own, beside _checks.py
+    from _checks import check_sequence
+    from attention import MultiHeadAttention
+    from linear import linear_attention
+    from sparse import sliding_window_attention
+    from ssm import SelectiveSSM
+    from transformer import EncoderStack
+
 
 MIXERS = ("softmax", "window", "linear", "ssm")
 
@@ -33,7 +42,7 @@ def check_self_mixing(query: torch.Tensor, key: torch.Tensor, value: torch.Tenso
 class CausalHeadsMixer(MultiHeadAttention):
     """Multi-head self-attention whose per-head operation ``mix_heads`` replaces softmax attention.
 
-    Same projections as :class:`longdep.attention.MultiHeadAttention`; forward(x, x, x) maps
+    Same projections as :class:`longdep.models.attention.MultiHeadAttention`; forward(x, x, x) maps
     (batch, time, d_model) to ((batch, time, d_model), None): there is no weight matrix to return.
     """
 
@@ -66,7 +75,7 @@ class LinearSelfAttention(CausalHeadsMixer):
 
 
 class SSMSelfMixer(nn.Module):
-    """A :class:`longdep.efficient.ssm.SelectiveSSM` behind the self-attention call."""
+    """A :class:`longdep.models.ssm.SelectiveSSM` behind the self-attention call."""
 
     def __init__(self, d_model: int, state_size: int):
         super().__init__()

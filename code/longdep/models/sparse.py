@@ -2,7 +2,7 @@
 attention").
 
 A sparse pattern is only a boolean mask (True = query i may attend to key j) handed to the book's
-one attention function, :func:`longdep.attention.scaled_dot_product_attention`:
+one attention function, :func:`longdep.models.attention.scaled_dot_product_attention`:
 
 - sliding window (Longformer, Beltagy et al. 2020): query i sees the keys j with
   0 <= i - j < window (causal) or |i - j| < window;
@@ -16,32 +16,13 @@ the same output as the sliding-window mask from (time, window) bands only, in O(
 
 import torch
 
-from longdep.attention import MultiHeadAttention, causal_mask
-from longdep.paths import first_dependent_layer
+try:  # inside the longdep package
+    from ._checks import check_window
+    from .attention import causal_mask, sliding_window_mask
+except ImportError:  # copied into a folder of its own, beside _checks.py
+    from _checks import check_window
+    from attention import causal_mask, sliding_window_mask
 
-
-def check_window(length: int, window: int) -> None:
-    """Raise a clear ``ValueError`` unless 1 <= window <= length."""
-    if length < 1:
-        raise ValueError(f"length must be at least 1, got {length}")
-    if window < 1:
-        raise ValueError(f"window must be at least 1, got {window}")
-    if window > length:
-        raise ValueError(f"window {window} is larger than the sequence ({length} steps)")
-
-
-def sliding_window_mask(length: int, window: int, causal: bool = True) -> torch.Tensor:
-    """The (length, length) mask of a sliding window: 0 <= i - j < window, or |i - j| < window.
-
-    With ``causal`` query i sees itself and the window - 1 keys before it; without, the
-    window - 1 keys on either side too. Either way one layer carries information window - 1 steps.
-    """
-    check_window(length, window)
-    positions = torch.arange(length)
-    offset = positions[:, None] - positions[None, :]
-    if causal:
-        return (offset >= 0) & (offset < window)
-    return offset.abs() < window
 
 
 def global_token_mask(length: int, window: int, global_positions: list[int],
@@ -103,46 +84,3 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     inside = (keys >= 0) & (keys < length)
     scores = scores.masked_fill(~inside, torch.finfo(scores.dtype).min)
     return torch.einsum("...ts,...tsf->...tf", torch.softmax(scores, dim=-1), value_bands)
-
-
-def masked_path_length(mask: torch.Tensor, features: int = 4, seed: int = 0) -> int:
-    """The fewest layers of self-attention restricted by ``mask`` (time, time) after which the
-    last output depends on the first input (Chapter 6, "Sparse attention").
-
-    Measured through the derivative as in Chapter 4 (:func:`longdep.paths.fewest_layers`):
-    forward-mode differentiation carries a random perturbation of x_0 through random one-head
-    attention layers (float64) until the last output's derivative is not exactly zero. A
-    blocked link has an attention weight of exactly zero, so the count is exact. Raises a
-    ``ValueError`` if ``time`` layers never get there (no path at all).
-    """
-    if mask.dim() != 2 or mask.size(0) != mask.size(1) or mask.dtype != torch.bool:
-        raise ValueError(f"mask must be a boolean (time, time) matrix, got {mask.dtype} "
-                         f"{tuple(mask.shape)}")
-    steps = mask.size(0)
-
-    def attention_layers(h: torch.Tensor):
-        for _ in range(steps):
-            h = MultiHeadAttention(features, num_heads=1).double()(h, h, h, mask)[0]
-            yield h
-
-    layers = first_dependent_layer(attention_layers, steps, features, seed)
-    if layers is not None:
-        return layers
-    raise ValueError("the mask has no path from the first input to the last output")
-
-
-def random_mask_path_lengths(length: int, window: int, global_positions: list[int],
-                             num_random: int, draws: int,
-                             generator: torch.Generator | None = None) -> list[int]:
-    """:func:`masked_path_length` of ``draws`` independent causal :func:`bigbird_mask` s
-    (Chapter 6, "Sparse attention").
-
-    With random links the path length is itself random (one lucky link from the last query to
-    the first key makes it 1), so the chapter reports a summary over several masks, each drawn
-    from ``generator`` in turn.
-    """
-    if draws < 1:
-        raise ValueError(f"draws must be at least 1, got {draws}")
-    return [masked_path_length(bigbird_mask(length, window, global_positions, num_random,
-                                            generator))
-            for _ in range(draws)]

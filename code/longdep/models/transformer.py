@@ -1,4 +1,4 @@
-"""The Transformer encoder built from :mod:`longdep.attention` (Chapters 4 and 5).
+"""The Transformer encoder built from :mod:`longdep.models.attention` (Chapters 4 and 5).
 
 An encoder layer is self-attention and a position-wise feed-forward network, each wrapped in a
 residual connection and a layer normalisation, in one of two orders:
@@ -11,16 +11,16 @@ Post-LN stacks need learning-rate warm-up (Chapter 5, "Training stability done r
 """
 
 import math
-from collections.abc import Sequence
-from dataclasses import replace
 
 import torch
 from torch import nn
 
-from longdep.attention import (MultiHeadAttention, PositionalEncoding, causal_mask,
-                               sinusoidal_table)
-from longdep.rnn import check_sequence
-from longdep.training import KEY_RECALL_BUDGET, KeyRecallBudget, TrainingResult, train_key_recall
+try:  # inside the longdep package
+    from ._checks import check_sequence
+    from .attention import MultiHeadAttention, PositionalEncoding, causal_mask
+except ImportError:  # copied into a folder of its own, beside _checks.py
+    from _checks import check_sequence
+    from attention import MultiHeadAttention, PositionalEncoding, causal_mask
 
 
 class EncoderLayer(nn.Module):
@@ -74,7 +74,7 @@ class EncoderLayer(nn.Module):
         """x (batch, time, d_model) -> (batch, time, d_model).
 
         mask: boolean, True = may attend, (time, time) or (batch, time, time); see
-        :func:`longdep.attention.scaled_dot_product_attention`.
+        :func:`longdep.models.attention.scaled_dot_product_attention`.
         """
         if self.norm_first:
             x = x + self.attention_block(self.norm1(x), mask)
@@ -88,7 +88,7 @@ class EncoderStack(nn.Module):
     (Chapter 5, "The model, checked against PyTorch").
 
     Maps embeddings (batch, time, input_size) to (batch, time, d_model), so it can serve as the
-    ``core`` of :func:`longdep.training.train_key_recall`; ``input_size`` (default d_model) other
+    ``core`` of :func:`longdep.experiments.key_recall.train_key_recall`; ``input_size`` (default d_model) other
     than d_model adds a linear input projection. With ``causal=True`` position t sees only
     positions 0 .. t. Pre-LN needs the final LayerNorm: its residual stream is a sum of layer
     outputs that is never normalised otherwise.
@@ -117,12 +117,19 @@ class EncoderStack(nn.Module):
         :class:`EncoderLayer`, combined with the causal mask when ``causal``."""
         check_sequence(x, self.input_size)
         x = self.dropout(self.positional_encoding(self.input_projection(x)))
+        for x in self.layer_outputs(x, mask):
+            pass
+        return self.final_norm(x)
+
+    def layer_outputs(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        """Yield the output (batch, time, d_model) of every layer in turn, for x already embedded
+        and positioned; mask as in :meth:`forward` (Chapter 6 measures each layer's reach)."""
         if self.causal:
             causal = causal_mask(x.size(1), x.device)
             mask = causal if mask is None else mask & causal
         for layer in self.layers:
             x = layer(x, mask)
-        return self.final_norm(x)
+            yield x
 
 
 class TransformerEncoder(nn.Module):
@@ -165,127 +172,3 @@ class TransformerEncoder(nn.Module):
                              f"of shape {tuple(tokens.shape)}")
         x = self.embedding(tokens) * math.sqrt(self.d_model)
         return self.head(self.stack(x, mask))
-
-
-def key_recall_transformer(budget: KeyRecallBudget = KEY_RECALL_BUDGET, num_layers: int = 1,
-                           num_heads: int = 2, norm_first: bool = True) -> EncoderStack:
-    """The small Transformer core that Chapter 5 trains on key recall under ``budget``.
-
-    Width ``budget.model_dim`` (as the recurrent cores get), feed-forward width twice that, a
-    positional table long enough for the budget's longest distance, and an input projection from
-    the budget's embeddings. Not causal: the classifier reads only the last position, which a
-    causal mask would not restrict.
-    """
-    return EncoderStack(budget.model_dim, num_heads, num_layers, 2 * budget.model_dim,
-                        max_len=max(budget.distances) + 1, norm_first=norm_first,
-                        input_size=budget.embedding_dim)
-
-
-def token_position_norm_ratio(embedding: nn.Embedding, scale: float, max_len: int) -> float:
-    """Mean norm of the scaled token vectors over mean norm of the positional encodings
-    (Chapter 5, "Swamped positions"): how much louder the token is than its position.
-
-    embedding: the table (vocab, d_model); ``scale`` multiplies it (sqrt(d_model) in the article
-    and in :class:`TransformerEncoder`); the encodings are those of positions 0 .. max_len - 1.
-    """
-    table = sinusoidal_table(max_len, embedding.embedding_dim)
-    tokens = scale * embedding.weight.detach().double()
-    return (tokens.norm(dim=-1).mean() / table.norm(dim=-1).mean()).item()
-
-
-def ffn_gradient_norms(model: TransformerEncoder, tokens: torch.Tensor,
-                       targets: torch.Tensor) -> torch.Tensor:
-    """Norm of dL/dW2 for the second feed-forward matrix (``linear2.weight``) of every layer,
-    with L the mean cross-entropy of the logits against ``targets`` (Chapter 5, cf. Xiong et al.
-    2020, figure 3). tokens, targets: (batch, time) int64. Returns a (num_layers,) tensor."""
-    if targets.shape != tokens.shape:
-        raise ValueError(f"targets must have the tokens' shape {tuple(tokens.shape)}, "
-                         f"got {tuple(targets.shape)}")
-    logits = model(tokens)
-    loss = nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
-    weights = [layer.linear2.weight for layer in model.stack.layers]
-    return torch.stack([grad.norm() for grad in torch.autograd.grad(loss, weights)])
-
-
-def ffn_gradient_norms_at_init(depths: Sequence[int], norm_first: bool,
-                               seeds: Sequence[int] = (0, 1, 2), vocab_size: int = 100,
-                               d_model: int = 64, num_heads: int = 4, d_ff: int = 256,
-                               batch_size: int = 8, length: int = 32) -> dict[int, torch.Tensor]:
-    """:func:`ffn_gradient_norms` of freshly initialised causal models of each depth, averaged
-    over ``seeds`` (Chapter 5, "Post-LN and Pre-LN at initialisation").
-
-    Tokens and targets are uniform random (batch_size, length) and the same for every model.
-    Returns {depth: (depth,) tensor of mean gradient norms, layer 1 first}.
-    """
-    generator = torch.Generator().manual_seed(0)
-    tokens, targets = torch.randint(0, vocab_size, (2, batch_size, length), generator=generator)
-    profiles = {}
-    for depth in depths:
-        norms = []
-        for seed in seeds:
-            torch.manual_seed(seed)
-            model = TransformerEncoder(vocab_size, d_model, num_heads, depth, d_ff, length,
-                                       dropout=0.0, norm_first=norm_first, causal=True)
-            norms.append(ffn_gradient_norms(model, tokens, targets))
-        profiles[depth] = torch.stack(norms).mean(0)
-    return profiles
-
-
-def fit_fresh_noise(model: nn.Module, vocab_size: int, steps: int = 10, batch_size: int = 8,
-                    length: int = 16, lr: float = 1e-3, seed: int = 0,
-                    mask: torch.Tensor | None = None) -> TrainingResult:
-    """The article's "gradient stability" demo, reconstructed (Chapter 5, "A stability demo
-    that measures nothing"): each step draws random tokens (batch_size, length) and a fresh
-    N(0, 1) target of the output's shape, and takes one Adam step on the mean squared error.
-
-    The target is independent of the input, so the best the model can do is output zeros and
-    the loss tends to 1 whatever the architecture: the losses and gradient norms it records say
-    nothing about long-range dependency. ``mask`` is passed to ``model(tokens, mask)``.
-    """
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    result = TrainingResult()
-    for _ in range(steps):
-        tokens = torch.randint(0, vocab_size, (batch_size, length), generator=generator)
-        output = model(tokens, mask)
-        target = torch.randn(output.shape, generator=generator)
-        loss = nn.functional.mse_loss(output, target)
-        optimizer.zero_grad()
-        loss.backward()
-        result.grad_norms.append(nn.utils.clip_grad_norm_(model.parameters(), float("inf")).item())
-        optimizer.step()
-        result.losses.append(loss.item())
-    return result
-
-
-def warmup_comparison(runs: Sequence[tuple[str, float]], num_layers: int, warmup_steps: int,
-                      steps: int, batch_size: int, distance: int = 10, num_heads: int = 4,
-                      seeds: Sequence[int] = (0,)
-                      ) -> dict[tuple[str, float], list[TrainingResult]]:
-    """Key recall with deep stacks, Post-LN without and with warm-up and Pre-LN without
-    (Chapter 5, "Warm-up for a deep Post-LN stack").
-
-    runs: (label, learning rate) pairs, each label one of "Post-LN", "Post-LN + warm-up" and
-    "Pre-LN". Each run is :func:`longdep.training.train_key_recall` under the book's budget
-    (its width and clipping) with only ``lr``, ``steps`` and ``batch_size`` changed, once for
-    every seed in ``seeds``; the seed sets the initial weights and the batches, so for a given
-    label and seed every learning rate starts from the same weights. Returns
-    {(label, lr): [result for each seed]}.
-    """
-    if not seeds:
-        raise ValueError("seeds must name at least one seed")
-    variants = {"Post-LN": (False, 0), "Post-LN + warm-up": (False, warmup_steps),
-                "Pre-LN": (True, 0)}
-    results = {}
-    for label, lr in runs:
-        if label not in variants:
-            raise ValueError(f"label must be one of {list(variants)}, got {label!r}")
-        norm_first, warmup = variants[label]
-        budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
-        results[label, lr] = []
-        for seed in seeds:
-            torch.manual_seed(seed)
-            core = key_recall_transformer(budget, num_layers, num_heads, norm_first=norm_first)
-            results[label, lr].append(train_key_recall(core, budget.model_dim, distance, seed,
-                                                       budget, warmup))
-    return results

@@ -1,114 +1,21 @@
-"""One small training loop that every chapter reuses (Chapter 3 onwards)."""
+"""Key recall under one fixed training budget (Chapters 3, 5 and 6, "A task that needs memory:
+key recall").
 
-import math
+Every model of the book is trained by :func:`train_key_recall` with the same steps, batch,
+learning rate and clipping (:class:`KeyRecallBudget`), so the accuracy tables compare models,
+not training efforts.
+"""
+
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from longdep.models.heads import LastStepClassifier
+from longdep.models.transformer import EncoderStack
 from longdep.tasks import key_recall_batch
-
-Batch = tuple[torch.Tensor, torch.Tensor]
-
-
-class LastStepClassifier(nn.Module):
-    """Embed tokens, run a sequence model, classify from its output at the last step.
-
-    ``core`` maps (batch, time, embedding_dim) to (batch, time, core_dim), or to a tuple whose
-    first element is that (as :class:`longdep.rnn.ElmanRNN` and :class:`torch.nn.LSTM` return).
-    """
-
-    def __init__(self, vocab_size: int, embedding_dim: int, core: nn.Module, core_dim: int,
-                 num_classes: int):
-        super().__init__()
-        self.embedding = nn.Embedding(vocab_size, embedding_dim)
-        self.core = core
-        self.head = nn.Linear(core_dim, num_classes)
-
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """tokens (batch, time) int64 -> logits (batch, num_classes)."""
-        outputs = self.core(self.embedding(tokens))
-        if isinstance(outputs, tuple):
-            outputs = outputs[0]
-        return self.head(outputs[:, -1])
-
-
-@dataclass
-class TrainingResult:
-    """Per-step loss and gradient norm (before clipping), and held-out accuracy at the end."""
-
-    losses: list[float] = field(default_factory=list)
-    grad_norms: list[float] = field(default_factory=list)
-    accuracy: float = float("nan")
-
-
-def warmup_factor(step: int, warmup_steps: int) -> float:
-    """Linear learning-rate warm-up: (step + 1) / warmup_steps for the first steps, then 1."""
-    return 1.0 if warmup_steps <= 0 else min(1.0, (step + 1) / warmup_steps)
-
-
-@torch.no_grad()
-def accuracy(model: nn.Module, batches: list[Batch]) -> float:
-    """Fraction of correct argmax predictions over the given batches."""
-    model.eval()
-    correct = total = 0
-    for tokens, targets in batches:
-        correct += (model(tokens).argmax(-1) == targets).sum().item()
-        total += targets.numel()
-    model.train()
-    return correct / total
-
-
-def train(
-    model: nn.Module,
-    make_batch: Callable[[torch.Generator], Batch],
-    steps: int,
-    lr: float = 1e-3,
-    clip_norm: float | None = None,
-    warmup_steps: int = 0,
-    seed: int = 0,
-    eval_batches: int = 4,
-    optimizer_class: type[torch.optim.Optimizer] = torch.optim.Adam,
-    clip: Callable[..., torch.Tensor] = nn.utils.clip_grad_norm_,
-) -> TrainingResult:
-    """Train ``model`` with Adam and cross-entropy on fresh batches from ``make_batch(generator)``.
-
-    clip_norm: if given, rescale the gradient to this norm when it is larger (Pascanu et al. 2013),
-    with ``clip(parameters, max_norm)``, which returns the norm before clipping.
-    warmup_steps: linear learning-rate warm-up length. Accuracy is measured at the end on
-    ``eval_batches`` held-out batches drawn from a generator the training never sees.
-    optimizer_class: Adam by default; Chapter 2 trains with plain SGD.
-    """
-    if steps < 1:
-        raise ValueError(f"steps must be at least 1, got {steps}")
-    if lr <= 0:
-        raise ValueError(f"lr must be positive, got {lr}")
-    if clip_norm is not None and clip_norm <= 0:
-        raise ValueError(f"clip_norm must be positive, got {clip_norm}")
-    if warmup_steps < 0:
-        raise ValueError(f"warmup_steps must be non-negative, got {warmup_steps}")
-    if eval_batches < 1:
-        raise ValueError(f"eval_batches must be at least 1, got {eval_batches}")
-    train_generator = torch.Generator().manual_seed(seed)
-    held_out_generator = torch.Generator().manual_seed(seed + 1_000_003)
-    optimizer = optimizer_class(model.parameters(), lr=lr)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer,
-                                                 lambda s: warmup_factor(s, warmup_steps))
-    result = TrainingResult()
-    model.train()
-    for _ in range(steps):
-        tokens, targets = make_batch(train_generator)
-        loss = nn.functional.cross_entropy(model(tokens), targets)
-        optimizer.zero_grad()
-        loss.backward()
-        grad_norm = clip(model.parameters(), math.inf if clip_norm is None else clip_norm)
-        optimizer.step()
-        schedule.step()
-        result.losses.append(loss.item())
-        result.grad_norms.append(grad_norm.item())
-    result.accuracy = accuracy(model, [make_batch(held_out_generator) for _ in range(eval_batches)])
-    return result
+from longdep.train import Batch, TrainingResult, train
 
 
 @dataclass(frozen=True)
@@ -206,3 +113,17 @@ def format_accuracy_table(accuracies: dict[str, torch.Tensor],
             )
         lines.append(f"{name:<{width}}" + "".join(f"  {a:6.2f}" for a in grid.mean(0).tolist()))
     return "\n".join(lines)
+
+
+def key_recall_transformer(budget: KeyRecallBudget = KEY_RECALL_BUDGET, num_layers: int = 1,
+                           num_heads: int = 2, norm_first: bool = True) -> EncoderStack:
+    """The small Transformer core that Chapter 5 trains on key recall under ``budget``.
+
+    Width ``budget.model_dim`` (as the recurrent cores get), feed-forward width twice that, a
+    positional table long enough for the budget's longest distance, and an input projection from
+    the budget's embeddings. Not causal: the classifier reads only the last position, which a
+    causal mask would not restrict.
+    """
+    return EncoderStack(budget.model_dim, num_heads, num_layers, 2 * budget.model_dim,
+                        max_len=max(budget.distances) + 1, norm_first=norm_first,
+                        input_size=budget.embedding_dim)

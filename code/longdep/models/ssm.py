@@ -20,7 +20,10 @@ import math
 import torch
 from torch import nn
 
-from longdep.rnn import check_sequence
+try:  # inside the longdep package
+    from ._checks import check_sequence
+except ImportError:  # copied into a folder of its own, beside _checks.py
+    from _checks import check_sequence
 
 
 def check_scan(a: torch.Tensor, b: torch.Tensor) -> None:
@@ -113,11 +116,3 @@ class SelectiveSSM(nn.Module):
         states = SCANS[self.scan](decay, drive)
         return torch.einsum("btcn,btn->btc", states, C) + self.D * x
 
-    @torch.no_grad()
-    def memory(self, x: torch.Tensor) -> torch.Tensor:
-        """dh_T/dh_k = prod_{r=k+1..T} Abar_r for every k: its largest entry over batch, channels
-        and states, a (time,) tensor. At most 1 (no explosion), and it decays unless Delta -> 0."""
-        decay, _, _ = self.discretize(x)
-        later = torch.cat([decay[:, 1:], torch.ones_like(decay[:, :1])], dim=1)
-        products = later.flip(1).cumprod(1).flip(1)
-        return products.amax(dim=(0, 2, 3))

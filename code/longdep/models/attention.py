@@ -19,7 +19,10 @@ import math
 import torch
 from torch import nn
 
-from longdep.rnn import check_sequence
+try:  # inside the longdep package
+    from ._checks import check_sequence, check_window
+except ImportError:  # copied into a folder of its own, beside _checks.py
+    from _checks import check_sequence, check_window
 
 
 def causal_mask(steps: int, device: torch.device | None = None) -> torch.Tensor:
@@ -27,6 +30,20 @@ def causal_mask(steps: int, device: torch.device | None = None) -> torch.Tensor:
     if steps < 1:
         raise ValueError(f"steps must be at least 1, got {steps}")
     return torch.ones(steps, steps, dtype=torch.bool, device=device).tril()
+
+
+def sliding_window_mask(length: int, window: int, causal: bool = True) -> torch.Tensor:
+    """The (length, length) mask of a sliding window: 0 <= i - j < window, or |i - j| < window.
+
+    With ``causal`` query i sees itself and the window - 1 keys before it; without, the
+    window - 1 keys on either side too. Either way one layer carries information window - 1 steps.
+    """
+    check_window(length, window)
+    positions = torch.arange(length)
+    offset = positions[:, None] - positions[None, :]
+    if causal:
+        return (offset >= 0) & (offset < window)
+    return offset.abs() < window
 
 
 def scaled_dot_product_attention(
@@ -216,3 +233,18 @@ class PositionalEncoding(nn.Module):
                 f"(max_len={self.max_len})"
             )
         return x + self.table[: x.size(1)].to(x.dtype)
+
+
+class CausalSelfAttention(nn.Module):
+    """One causal self-attention layer, optionally restricted to a window (Chapter 4, "Path
+    length: Table 1, measured"); (batch, time, features) -> (batch, time, features), one head."""
+
+    def __init__(self, features: int, window: int | None = None):
+        super().__init__()
+        self.attention = MultiHeadAttention(features, num_heads=1)
+        self.window = window
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        steps = x.size(1)
+        mask = sliding_window_mask(steps, min(self.window or steps, steps)).to(x.device)
+        return self.attention(x, x, x, mask)[0]

@@ -10,14 +10,14 @@ the equations, gate order (input, forget, cell candidate, output) and parameter 
 :class:`torch.nn.LSTMCell`, so that :meth:`LSTM.from_torch` only copies tensors.
 """
 
-import time
-from collections.abc import Callable, Sequence
-from typing import NamedTuple
-
 import torch
 from torch import nn
 
-from longdep.rnn import check_sequence
+try:  # inside the longdep package
+    from ._checks import check_sequence
+except ImportError:  # copied into a folder of its own, beside _checks.py
+    from _checks import check_sequence
+
 
 State = tuple[torch.Tensor, torch.Tensor]
 
@@ -146,111 +146,3 @@ class LSTM(nn.Module):
             state = self.cell(input_parts[:, t], state)
             outputs.append(state[0])
         return torch.stack(outputs, dim=1), state
-
-
-def cell_state_jacobian(
-    lstm: LSTM, x_t: torch.Tensor, c_prev: torch.Tensor, o_prev: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """dC_t/dC_{t-1} by the formula of Chapter 3 ("The gradient through the cell state"), split
-    into its two paths.
-
-    x_t (batch, input); c_prev = C_{t-1} and o_prev = o_{t-1}, each (batch, hidden), so that
-    h_{t-1} = o_{t-1} * tanh(C_{t-1}). With W_hi, W_hf, W_hg the gates' blocks of ``weight_hh``,
-
-        dC_t/dC_{t-1} = diag(f_t)
-            + [diag(C_{t-1} f_t (1 - f_t)) W_hf + diag(g_t i_t (1 - i_t)) W_hi
-               + diag(i_t (1 - g_t^2)) W_hg] diag(o_{t-1} (1 - tanh^2 C_{t-1})).
-
-    Returns the direct path diag(f_t) and the path through h_{t-1}, each (batch, hidden, hidden).
-    """
-    h_prev = o_prev * torch.tanh(c_prev)
-    i, f, g, _ = lstm.gates(lstm.input_parts(x_t), h_prev)
-    w_i, w_f, w_g, _ = lstm.weight_hh.chunk(4, dim=0)
-    to_gates = (
-        (c_prev * f * (1 - f))[:, :, None] * w_f
-        + (g * i * (1 - i))[:, :, None] * w_i
-        + (i * (1 - g**2))[:, :, None] * w_g
-    )
-    through_h = to_gates * (o_prev * (1 - torch.tanh(c_prev) ** 2))[:, None, :]
-    return torch.diag_embed(f), through_h
-
-
-class CellStatePath(NamedTuple):
-    """What :func:`cell_state_path` returns: the forget gates f_t (batch, time, hidden) and the
-    spectral norm of the full dC_t/dC_{t-1} at every step (batch, time)."""
-
-    forget_gates: torch.Tensor
-    step_norms: torch.Tensor
-
-
-@torch.no_grad()
-def cell_state_path(lstm: LSTM, x: torch.Tensor) -> CellStatePath:
-    """Run ``lstm`` over x (batch, time, input) from zero state, recording along the way the
-    forget gates and the size of each step's cell-state Jacobian (Chapter 3, "Measuring the
-    gradient over distance")."""
-    check_sequence(x, lstm.input_size)
-    h = c = o = x.new_zeros(x.size(0), lstm.hidden_size)
-    forget_gates, step_norms = [], []
-    for x_t in x.unbind(1):
-        direct, through_h = cell_state_jacobian(lstm, x_t, c, o)
-        step_norms.append(torch.linalg.matrix_norm(direct + through_h, ord=2))
-        _, f, _, o = lstm.gates(lstm.input_parts(x_t), h)  # o becomes o_{t-1} of the next step
-        h, c = lstm.step(x_t, (h, c))
-        forget_gates.append(f)
-    return CellStatePath(torch.stack(forget_gates, dim=1), torch.stack(step_norms, dim=1))
-
-
-def forget_product_norms(forget_gates: torch.Tensor) -> torch.Tensor:
-    """Norm over batch and units of prod_{t=k+1}^{T} f_t for every step k; a (time,) tensor.
-
-    forget_gates (batch, time, hidden). This is the direct path diag(f) alone would leave of
-    dC_T/dC_k (entry T is the empty product, 1 per unit).
-    """
-    logs = forget_gates[:, 1:].log()
-    suffix_sums = torch.cat([logs.flip(1).cumsum(1).flip(1), torch.zeros_like(logs[:, :1])], 1)
-    return suffix_sums.exp().norm(dim=(0, 2))
-
-
-def best_time(run: Callable[[], object], repeats: int = 5) -> float:
-    """The shortest wall-clock time of ``repeats`` calls of ``run``, in seconds."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-@torch.no_grad()
-def sequential_cost(
-    lstm: LSTM, lengths: Sequence[int], positions: int = 4096, repeats: int = 3
-) -> dict[str, list[float]]:
-    """Forward time in seconds of the same work, ``positions`` input vectors, cut into sequences
-    of length T (x of shape (positions // T, T, input)) for each T in ``lengths`` (Chapter 3,
-    "Where it stops: one step after another"). Three ways to do it:
-
-    - ``"our LSTM (Python loop)"``: ``lstm(x)``, T steps that each wait for the previous one;
-    - ``"torch.nn.LSTM (compiled loop)"``: the same through PyTorch's C++ loop;
-    - ``"all positions as one batch"``: :meth:`LSTM.cell` applied once to all positions, the same
-      matrix products and gate functions with nothing to wait for. (Its result is not the LSTM's:
-      every position starts from h = c = 0; it shows what parallelism over time would buy.)
-    """
-    if any(steps < 1 or positions % steps for steps in lengths):
-        raise ValueError(f"every length must be a positive divisor of positions={positions}")
-    compiled = lstm.to_torch()
-    rows = torch.zeros(positions, lstm.hidden_size, dtype=lstm.weight_ih.dtype)
-    times: dict[str, list[float]] = {
-        "our LSTM (Python loop)": [],
-        "torch.nn.LSTM (compiled loop)": [],
-        "all positions as one batch": [],
-    }
-    for steps in lengths:
-        x = torch.randn(positions // steps, steps, lstm.input_size, dtype=lstm.weight_ih.dtype)
-        runs = (
-            lambda: lstm(x),
-            lambda: compiled(x),
-            lambda: lstm.cell(lstm.input_parts(x.flatten(0, 1)), (rows, rows)),
-        )
-        for name, run in zip(times, runs):
-            times[name].append(best_time(run, repeats))
-    return times

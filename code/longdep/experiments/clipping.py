@@ -1,44 +1,21 @@
 """Gradient clipping (Pascanu, Mikolov & Bengio 2013, Algorithm 1) and where it matters (Chapter 2).
 
-Three pieces: the clipping rule itself; the "cliff" of a one-unit recurrent network, whose loss
-surface over (w, b) has a wall where the gradient is huge; and a plain SGD loop for training a
+Two pieces (the clipping rule itself is :func:`longdep.train.clip_gradient_norm_`): the "cliff" of a one-unit recurrent network, whose loss
+surface over (w, b) has a wall where the gradient is huge; and plain SGD for training a
 recurrent classifier with and without clipping.
 """
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import NamedTuple
 
 import torch
 from torch import nn
 
-from longdep.rnn import ElmanRNN
-from longdep.training import Batch, LastStepClassifier, TrainingResult, train
-from longdep.vanishing import orthogonal_matrix
-
-
-@torch.no_grad()
-def clip_gradient_norm_(parameters: Iterable[torch.Tensor], threshold: float) -> torch.Tensor:
-    """Algorithm 1 of Pascanu et al. 2013, in place (Chapter 2, "Gradient clipping").
-
-    g is the gradient of all ``parameters`` together (their ``.grad``); if ||g|| >= threshold,
-    every gradient is multiplied by threshold / ||g||, so the step keeps its direction and has norm
-    ``threshold``. Returns ||g|| before clipping; ``threshold=math.inf`` only measures it. Unlike
-    ``torch.nn.utils.clip_grad_norm_`` no 1e-6 is added to the norm, and a non-finite norm raises
-    a ``FloatingPointError``: there is no direction left to rescale.
-    """
-    if not threshold > 0:
-        raise ValueError(f"threshold must be positive, got {threshold}")
-    grads = [p.grad for p in parameters if p.grad is not None]
-    if not grads:
-        raise ValueError("no parameter has a gradient: call backward() before clipping")
-    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
-    if not torch.isfinite(norm):
-        raise FloatingPointError(f"the gradient norm is {norm.item()}: nothing to rescale")
-    if norm >= threshold:
-        for g in grads:
-            g.mul_(threshold / norm)
-    return norm
+from longdep.experiments.vanishing import orthogonal_matrix
+from longdep.models.heads import LastStepClassifier
+from longdep.models.rnn import ElmanRNN
+from longdep.train import Batch, TrainingResult, clip_gradient_norm_, train
 
 
 def cliff_final_state(w: torch.Tensor, b: torch.Tensor, steps: int = 50, x0: float = 0.5
@@ -95,7 +72,7 @@ def cliff_descent(start: tuple[float, float], lr: float, steps: int,
     return DescentPath(torch.stack(points), torch.stack(losses), torch.stack(grad_norms))
 
 
-def gained_rnn_classifier(gain: float, vocab_size: int = 16, embedding_dim: int = 16,
+def classifier_with_recurrent_gain(gain: float, vocab_size: int = 16, embedding_dim: int = 16,
                           hidden_size: int = 32, num_classes: int = 8, seed: int = 0
                           ) -> LastStepClassifier:
     """A tanh Elman RNN classifier whose W_hh is ``gain`` times a random orthogonal matrix, so
@@ -114,7 +91,7 @@ def train_sgd(model: nn.Module, make_batch: Callable[[torch.Generator], Batch], 
               eval_batches: int = 4) -> TrainingResult:
     """Plain SGD with cross-entropy, the setting of Pascanu's Algorithm 1 (Chapter 2).
 
-    Like :func:`longdep.training.train`, but with SGD instead of Adam (Adam divides each step by
+    Like :func:`longdep.train.train`, but with SGD instead of Adam (Adam divides each step by
     a running gradient scale, which hides much of what clipping does) and with
     :func:`clip_gradient_norm_` when ``threshold`` is given. Records the loss and the gradient
     norm before clipping at every step, and the held-out accuracy at the end.

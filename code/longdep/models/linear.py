@@ -19,7 +19,11 @@ from collections.abc import Callable
 
 import torch
 
-from longdep.attention import scaled_dot_product_attention
+try:  # inside the longdep package
+    from .attention import scaled_dot_product_attention
+except ImportError:  # copied into a folder of its own, beside _checks.py
+    from attention import scaled_dot_product_attention
+
 
 FeatureMap = Callable[[torch.Tensor], torch.Tensor]
 
@@ -148,26 +152,6 @@ def performer_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                         projection: torch.Tensor, causal: bool = False) -> torch.Tensor:
     """Linear attention with FAVOR+ features: an approximation of softmax attention (Chapter 6)."""
     return linear_attention(q, k, v, causal, lambda x: favor_features(x, projection))
-
-
-def performer_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, feature_counts: list[int],
-                     draws: int, orthogonal: bool = True, seed: int = 0) -> torch.Tensor:
-    """Relative error |Performer - softmax| / |softmax| of the outputs, non-causal.
-
-    For every m in ``feature_counts`` and each of ``draws`` random projections; returns a
-    (len(feature_counts), draws) tensor. q, k, v as in :func:`linear_attention`.
-    """
-    if draws < 1:
-        raise ValueError(f"draws must be at least 1, got {draws}")
-    exact, _ = scaled_dot_product_attention(q, k, v)
-    generator = torch.Generator().manual_seed(seed)
-    errors = torch.empty(len(feature_counts), draws, dtype=torch.float64)
-    for row, count in enumerate(feature_counts):
-        for draw in range(draws):
-            projection = random_projection(count, q.size(-1), orthogonal, generator, q.dtype)
-            approximate = performer_attention(q, k, v, projection)
-            errors[row, draw] = (approximate - exact).norm() / exact.norm()
-    return errors
 
 
 def linformer_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,

@@ -1,0 +1,92 @@
+"""What a chapter page needs besides its experiments: reproducibility, glued numbers, tables.
+
+Every chapter starts with :func:`reproducible`, so that its stored outputs equal a fresh run on a
+machine of the same kind (the notebooks are checked by nbval in strict mode).
+
+Numbers reach the prose through :func:`chapter_glue` (myst-nb's ``glue`` under the chapter's
+prefix), printed with the digits their measurement supports; :func:`power_of_ten_above` prints
+round-off; :class:`Table` shows a small table as HTML on the page and as text under nbval.
+"""
+
+import html
+import math
+import random
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from myst_nb import glue
+
+DEFAULT_SEED = 0
+
+
+DEFAULT_THREADS = 1
+
+
+def seed_everything(seed: int = DEFAULT_SEED) -> None:
+    """Seed Python's, NumPy's and PyTorch's random number generators."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def reproducible(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> None:
+    """Seed every generator and fix the thread count.
+
+    A fixed thread count matters as much as the seed: a parallel reduction adds its partial sums
+    in an order that depends on how many threads share the work, and so does its round-off. The
+    default is one thread: the book's models are small, and a second thread only adds
+    synchronisation (on a loaded 2-core machine a chapter ran 5x slower with two).
+    """
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, got {threads}")
+    seed_everything(seed)
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+
+
+def power_of_ten_above(value: float) -> float:
+    """The smallest power of ten >= |value| (0 for 0): how the book prints round-off differences.
+
+    Round-off differs in its last digits between processors; its order of magnitude does not, so
+    a stored output written this way equals a fresh run on any machine.
+    """
+    value = abs(float(value))
+    if value == 0.0:
+        return 0.0
+    return 10.0 ** math.ceil(math.log10(value))
+
+
+def chapter_glue(prefix: str) -> Callable[..., None]:
+    """A function that glues each keyword argument ``name=value`` as ``<prefix>_<name>``."""
+    if not prefix.isidentifier():
+        raise ValueError(f"prefix must be an identifier such as 'ch2', got {prefix!r}")
+
+    def glue_all(**values) -> None:
+        for name, value in values.items():
+            glue(f"{prefix}_{name}", value, display=False)
+
+    return glue_all
+
+
+class Table:
+    """A table that a notebook shows as HTML (rendered by the book) and as aligned text."""
+
+    def __init__(self, header: Sequence[str], rows: Sequence[Sequence[str]]):
+        self.header, self.rows = list(header), [list(map(str, row)) for row in rows]
+        if any(len(row) != len(self.header) for row in self.rows):
+            raise ValueError("every row needs one cell per column")
+
+    def _repr_html_(self) -> str:
+        def cells(row: list[str], tag: str) -> str:
+            return "".join(f"<{tag}>{html.escape(cell)}</{tag}>" for cell in row)
+
+        body = "".join(f"<tr>{cells(row, 'td')}</tr>" for row in self.rows)
+        return (f"<table><thead><tr>{cells(self.header, 'th')}</tr></thead>"
+                f"<tbody>{body}</tbody></table>")
+
+    def __repr__(self) -> str:
+        widths = [max(len(row[i]) for row in [self.header, *self.rows])
+                  for i in range(len(self.header))]
+        return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
+                         for row in [self.header, *self.rows])

@@ -1,0 +1,1 @@
+"""Numbers about any model: gradients over distance, path lengths (reach), and cost."""

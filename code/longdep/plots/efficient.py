@@ -1,0 +1,78 @@
+"""Chapter 6's figures: attention cost, sparse masks, Performer's error, gradients of every model."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from longdep.plots.style import closed_for_display
+
+
+# Chapter 6 figures
+def plot_attention_cost(lengths: dict[str, list[int]], seconds: dict[str, list[float]],
+                        megabytes: dict[str, list[float]], slopes: dict[str, float]):
+    """Chapter 6's cost figure: time and peak memory of three causal attentions against the
+    sequence length, log-log; ``slopes`` (the fitted time exponents) go into the legend."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 3.6), layout="constrained")
+    for kind, steps in lengths.items():
+        label = f"{kind} (slope {slopes[kind]:.2f})"
+        left.loglog(steps, np.asarray(seconds[kind]) * 1e3, "o-", label=label)
+        right.loglog(steps, megabytes[kind], "o-", label=kind)
+    left.set_title("time of one call (one thread)")
+    left.set_ylabel("milliseconds")
+    right.set_title("peak memory of the tensors it creates")
+    right.set_ylabel("MiB")
+    for ax in (left, right):
+        ax.set_xlabel("sequence length T (tokens)")
+        ax.legend()
+    return closed_for_display(fig)
+
+
+def plot_sparse_masks(masks: dict[str, np.ndarray]):
+    """Chapter 6's sparse patterns: one (time, time) boolean mask per panel, key j across,
+    query i down; a dark cell means query i may attend to key j."""
+    fig, axes = plt.subplots(1, len(masks), figsize=(2.4 * len(masks), 2.9), layout="constrained")
+    for ax, (name, mask) in zip(axes, masks.items()):
+        ax.imshow(mask, cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("key position j")
+        ax.grid(False)
+    axes[0].set_ylabel("query position i")
+    return closed_for_display(fig)
+
+
+def plot_performer_errors(feature_counts: list[int], errors: dict[str, np.ndarray]):
+    """Chapter 6's Performer figure: relative error of the output against the number of random
+    features m, every draw as a dot and the median as a line, with the m^(-1/2) reference."""
+    fig, ax = plt.subplots(layout="constrained")
+    counts = np.asarray(feature_counts, dtype=float)
+    for name, grid in errors.items():
+        median = np.median(grid, axis=1)
+        (line,) = ax.loglog(counts, median, "o-", label=f"{name} (median)")
+        ax.scatter(np.repeat(counts, grid.shape[1]), grid.ravel(), s=8, alpha=0.35,
+                   color=line.get_color())
+    first = np.median(next(iter(errors.values())), axis=1)[0]
+    ax.loglog(counts, first * (counts / counts[0]) ** -0.5, "k--", lw=1,
+              label=r"$\propto m^{-1/2}$")
+    ax.set_xlabel("number of random features m")
+    ax.set_ylabel("relative error of the output")
+    ax.set_title("Performer (FAVOR+) against exact softmax attention")
+    ax.legend()
+    return closed_for_display(fig)
+
+
+def plot_model_gradients(ratios: dict[str, np.ndarray], reach: int):
+    """Chapter 6's gradient figure: |dL/dx_{T-d}| / |dL/dx_T| against the distance d for every
+    model of the book, at initialisation; exact zeros (beyond the window's ``reach``) cannot be
+    drawn on a log axis, so a curve stops where its ratios become zero."""
+    fig, ax = plt.subplots(figsize=(7.2, 4.0), layout="constrained")
+    for name, ratio in ratios.items():
+        distance = np.arange(len(ratio))
+        shown = ratio > 0
+        ax.semilogy(distance[1:][shown[1:]], ratio[1:][shown[1:]], label=name)
+    ax.axvline(reach, color="grey", lw=0.8, ls=":")
+    ax.annotate(f"window reach {reach}:\nexactly 0 beyond", (reach, 1e-30), xytext=(6, 0),
+                textcoords="offset points", fontsize=8, color="grey")
+    ax.set_xlabel("distance d (steps back from the last position)")
+    ax.set_ylabel(r"$\|\partial L/\partial x_{T-d}\| \,/\, \|\partial L/\partial x_T\|$")
+    ax.set_title("gradient reaching distance d, at initialisation (float64)")
+    ax.legend(fontsize=8, loc="lower left")
+    return closed_for_display(fig)

@@ -1,0 +1,155 @@
+"""Chapter 2's figures: gradient ratios against distance on log axes, the cliff, clipping."""
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+
+from longdep.plots.style import _distance_axis, closed_for_display
+
+
+def plot_matrix_powers(norms: np.ndarray, spectral_radius: float, sigma_max: float):
+    """Chapter 2's non-normal matrix: ||W^k||_2 against k, beside rho^k and sigma_max^k."""
+    k = np.arange(len(norms))
+    fig, ax = plt.subplots(layout="constrained")
+    ax.plot(k, norms, marker="o", markersize=3, label=r"measured $\|W^k\|_2$")
+    ax.plot(k, spectral_radius**k, "--", label=rf"$\rho^k$, $\rho$ = {spectral_radius:.2f}")
+    ax.plot(k, sigma_max**k, ":",
+            label=rf"$\sigma_{{\max}}^k$, $\sigma_{{\max}}$ = {sigma_max:.2f}")
+    ax.axhline(1.0, color="0.5", linewidth=0.8)
+    ax.set_ylim(0.5 * min(norms.min(), spectral_radius ** k[-1]), 5 * norms.max())
+    ax.set_yscale("log")
+    ax.set_xlabel("power k (= steps of a linear RNN)")
+    ax.set_ylabel(r"spectral norm $\|W^k\|_2$")
+    ax.set_title(r"Powers of $W = [[0.9, 2], [0, 0.9]]$: growth before decay")
+    ax.legend()
+    return closed_for_display(fig)
+
+
+def plot_regimes(profiles: dict[tuple[str, float], np.ndarray]):
+    """Chapter 2, experiment (a): gradient ratio against distance for W_hh = s Q.
+
+    profiles maps (nonlinearity, s) to the (time,) ratios ||dL/dh_(T-d)|| / ||dL/dh_T||; each
+    panel draws one nonlinearity, the bound s^d dashed in the same colour as its measurement.
+    """
+    nonlinearities = list(dict.fromkeys(name for name, _ in profiles))
+    fig, axes = plt.subplots(1, len(nonlinearities), figsize=(9.5, 3.8), sharey=True,
+                             layout="constrained")
+    axes = np.atleast_1d(axes)
+    colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, name in zip(axes, nonlinearities):
+        scales = [s for n, s in profiles if n == name]
+        for colour, s in zip(colours, scales):
+            ratios = profiles[name, s]
+            d = np.arange(len(ratios))
+            ax.plot(d, ratios, color=colour, label=f"s = {s:g}")
+            ax.plot(d, float(s) ** d, "--", color=colour, linewidth=0.9, alpha=0.8)
+        _distance_axis(ax, f"{name} RNN, $W_{{hh}} = sQ$")
+    handles, labels = axes[0].get_legend_handles_labels()
+    handles += [mpl.lines.Line2D([], [], color="0.3"),
+                mpl.lines.Line2D([], [], color="0.3", linestyle="--")]
+    labels += ["measured", "bound $s^d$"]
+    fig.legend(handles, labels, loc="outside right center")
+    return closed_for_display(fig)
+
+
+def plot_input_scales(profiles: dict[float, np.ndarray], sigma_max: float,
+                      derivatives: dict[float, np.ndarray]):
+    """Chapter 2, experiments (b) and (c): one Gaussian W_hh, inputs of several scales.
+
+    profiles maps an input scale to the (time,) gradient ratios by distance; derivatives maps it
+    to the tanh'(a) values of every unit and step, whose histogram shows saturation.
+    """
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 3.8), layout="constrained")
+    measured = np.concatenate(list(profiles.values()))
+    colour_of = dict(zip(profiles, mpl.rcParams["axes.prop_cycle"].by_key()["color"]))
+    for scale, ratios in profiles.items():
+        left.plot(np.arange(len(ratios)), ratios, color=colour_of[scale],
+                  label=f"input scale {scale:g}")
+    d = np.arange(len(measured) // len(profiles))
+    left.plot(d, sigma_max**d, "k--", linewidth=0.9,
+              label=rf"bound $\sigma_{{\max}}^d$ ($\sigma_{{\max}}$ = {sigma_max:.2f})")
+    left.set_ylim(0.1 * measured.min(), 10 * measured.max())
+    _distance_axis(left, "gradient ratio against distance")
+    left.legend(fontsize=8)
+    bins = np.linspace(0, 1, 41)
+    for scale, values in derivatives.items():
+        right.hist(values.ravel(), bins=bins, density=True, histtype="step", linewidth=1.5,
+                   color=colour_of[scale], label=f"input scale {scale:g}")
+    right.set_xlabel(r"$\tanh'(a)$ of a unit at a step (1 = linear, 0 = saturated)")
+    right.set_ylabel("density")
+    right.set_yscale("log")
+    right.set_title("how saturated the units are")
+    right.legend(fontsize=8)
+    return closed_for_display(fig)
+
+
+def plot_cliff(w: np.ndarray, b: np.ndarray, loss: np.ndarray, paths: dict):
+    """Chapter 2, the cliff: log10 of the loss over a (w, b) grid with gradient-descent paths
+    (left) and the loss along each path (right).
+
+    loss has shape (len(w), len(b)); paths maps a label to a
+    :class:`longdep.experiments.clipping.DescentPath` (points (steps + 1, 2), losses (steps + 1,)).
+    """
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4), width_ratios=(1.25, 1),
+                                      layout="constrained")
+    image = left.pcolormesh(w, b, np.log10(loss).T, cmap="viridis", shading="auto",
+                            rasterized=True)
+    fig.colorbar(image, ax=left, label=r"$\log_{10}$ loss")
+    colours = ["#D55E00", "black"]
+    for colour, (label, path) in zip(colours, paths.items()):
+        points = np.asarray(path.points)
+        left.plot(points[:, 0], points[:, 1], ".-", color=colour, markersize=3, linewidth=1,
+                  label=label)
+        outside = ~((w[0] <= points[:, 0]) & (points[:, 0] <= w[-1])
+                    & (b[0] <= points[:, 1]) & (points[:, 1] <= b[-1]))
+        if outside.any():
+            k = int(np.argmax(outside))
+            text = f"step {k} jumps to\n(w, b) = ({points[k, 0]:.0f}, {points[k, 1]:.0f})"
+            if outside[k:].all():
+                text += "\nand never comes back"
+            left.annotate(text, xy=points[k - 1], xytext=(0.55, 0.85), textcoords="axes fraction",
+                          color=colour, fontsize=8, arrowprops=dict(arrowstyle="->", color=colour),
+                          bbox=dict(facecolor="white", alpha=0.8, edgecolor="none"))
+        right.plot(np.asarray(path.losses), color=colour, label=label)
+    left.plot(*np.asarray(next(iter(paths.values())).points[0]), "*", color="white",
+              markeredgecolor="black", markersize=12, label="start")
+    left.set_xlim(w[0], w[-1])
+    left.set_ylim(b[0], b[-1])
+    left.set_xlabel("recurrent weight w")
+    left.set_ylabel("bias b")
+    left.set_title(r"loss $(x_{50} - 0.7)^2$ of $x_t = w\,\sigma(x_{t-1}) + b$")
+    left.legend(loc="lower left", fontsize=8, facecolor="0.85", frameon=True)
+    left.grid(False)
+    right.set_yscale("log")
+    right.set_xlabel("gradient-descent step")
+    right.set_ylabel("loss")
+    right.set_title("loss along each path")
+    right.legend(fontsize=8)
+    return closed_for_display(fig)
+
+
+def plot_clipping_runs(runs: dict, threshold: float):
+    """Chapter 2, clipping in training: per-step loss (left) and gradient norm before clipping
+    (right) of every seed, one colour per setting. runs maps a label to a list of
+    :class:`longdep.train.TrainingResult`, one per seed."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
+    for colour, (label, results) in zip(colours, runs.items()):
+        for i, result in enumerate(results):
+            left.plot(result.losses, color=colour, linewidth=0.8, alpha=0.7,
+                      label=label if i == 0 else None)
+            right.plot(result.grad_norms, color=colour, linewidth=0.8, alpha=0.7,
+                       label=label if i == 0 else None)
+    right.axhline(threshold, color="k", linestyle="--", linewidth=0.9,
+                  label=f"threshold {threshold:g}")
+    left.set_yscale("log")
+    left.set_xlabel("SGD step")
+    left.set_ylabel("cross-entropy loss")
+    left.set_title(f"training loss, {len(results)} seeds per setting")
+    left.legend(fontsize=8)
+    right.set_yscale("log")
+    right.set_xlabel("SGD step")
+    right.set_ylabel("gradient norm before clipping")
+    right.set_title("gradient norm")
+    right.legend(fontsize=8)
+    return closed_for_display(fig)

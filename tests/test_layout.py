@@ -1,0 +1,90 @@
+"""The package's layout: the import contracts hold, a forbidden import breaks them, and every
+model file runs when copied, with only its sibling model files, into an empty folder."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "code" / "longdep"
+MODELS = PACKAGE / "models"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+# One call of each model file's main entry point, run on the copy with torch alone.
+SMOKE = {
+    "rnn": "rnn.ElmanRNN(3, 4)(torch.randn(2, 5, 3))",
+    "lstm": "lstm.LSTM(3, 4)(torch.randn(2, 5, 3))",
+    "attention": "x = torch.randn(2, 5, 8); attention.MultiHeadAttention(8, 2)(x, x, x)",
+    "conv": "conv.CausalConvolution(3, 3)(torch.randn(2, 5, 3))",
+    "transformer": "transformer.TransformerEncoder(20, 8, 2, 1, 16, 10)"
+                   "(torch.randint(0, 20, (2, 5)))",
+    "sparse": "q = torch.randn(2, 5, 4); sparse.sliding_window_attention(q, q, q, 2)",
+    "linear": "q = torch.randn(2, 5, 4); linear.linear_attention(q, q, q)",
+    "ssm": "ssm.SelectiveSSM(3, 2)(torch.randn(2, 5, 3))",
+    "mixers": "mixers.mixer_stack('ssm', 8, 2, 1, 16, 10)(torch.randn(2, 5, 8))",
+    "heads": "heads.LastStepClassifier(10, 3, torch.nn.Identity(), 3, 4)"
+             "(torch.randint(0, 10, (2, 5)))",
+}
+
+
+def lint_imports(cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_import_contracts_hold():
+    result = lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_a_planted_forbidden_import_breaks_a_contract(tmp_path):
+    shutil.copytree(PACKAGE, tmp_path / "code" / "longdep",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    planted = tmp_path / "code" / "longdep" / "models" / "rnn.py"
+    planted.write_text(planted.read_text() + "\nimport longdep.plots.style  # planted\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "code")}
+    result = lint_imports(tmp_path, env)
+    assert result.returncode != 0
+    assert "models import only models" in result.stdout and "BROKEN" in result.stdout
+    assert "longdep.models.rnn -> longdep.plots.style" in result.stdout
+
+
+def sibling_imports(path: Path) -> set[str]:
+    """The model files that ``path`` imports (its ``from .name import`` lines)."""
+    return set(re.findall(r"^\s*from \.(\w+) import", path.read_text(), re.M))
+
+
+def copy_closure(name: str) -> set[str]:
+    """The model files a reader must copy to run ``name``: itself, _checks and what they import."""
+    needed, pending = set(), [name, "_checks"]
+    while pending:
+        module = pending.pop()
+        if module not in needed:
+            needed.add(module)
+            pending.extend(sibling_imports(MODELS / f"{module}.py"))
+    return needed
+
+
+def test_every_model_file_has_a_smoke_call():
+    files = {p.stem for p in MODELS.glob("*.py")} - {"__init__", "_checks"}
+    assert files == set(SMOKE)
+
+
+@pytest.mark.parametrize("name", sorted(SMOKE))
+def test_model_file_copies_alone(name, tmp_path):
+    needed = copy_closure(name)
+    for module in needed:
+        shutil.copy(MODELS / f"{module}.py", tmp_path)
+    script = (f"import sys, torch\nimport {name}\n{SMOKE[name]}\n"
+              "assert not {'longdep', 'matplotlib', 'myst_nb'} & set(sys.modules), sys.modules\n")
+    # -E -s: no PYTHONPATH and no user site; the installed longdep must not be imported either.
+    result = subprocess.run([sys.executable, "-E", "-s", "-c", script], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
