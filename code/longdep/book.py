@@ -57,13 +57,52 @@ def power_of_ten_above(value: float) -> float:
     return 10.0 ** math.ceil(math.log10(value))
 
 
+def significant(value: float, digits: int) -> float:
+    """``value`` rounded to ``digits`` significant digits, to be printed and glued.
+
+    A measurement is stored with the digits it supports: nbval compares the stored output with a
+    fresh run, and the last digits of a float differ between processors while its leading ones
+    do not. 0, inf and nan are returned as they are.
+    """
+    if digits < 1:
+        raise ValueError(f"digits must be at least 1, got {digits}")
+    value = float(value)
+    if value == 0 or not math.isfinite(value):
+        return value
+    return float(f"{value:.{digits - 1}e}")
+
+
+GLUE_MAX_DIGITS = 7
+
+
+def _check_gluable(name: str, value) -> None:
+    """Refuse a float with more than :data:`GLUE_MAX_DIGITS` significant digits, more than any
+    measurement of the book supports (see :func:`significant`); ints and strings pass."""
+    if isinstance(value, bool) or not isinstance(value, float | np.floating):
+        return
+    value = float(value)
+    if not math.isfinite(value) or float(f"{value:.{GLUE_MAX_DIGITS - 1}e}") == value:
+        return
+    raise ValueError(
+        f"{name} = {value!r} would be stored at full float precision, whose last digits differ "
+        f"between processors; glue significant(value, digits) or power_of_ten_above(value)"
+    )
+
+
 def chapter_glue(prefix: str) -> Callable[..., None]:
-    """A function that glues each keyword argument ``name=value`` as ``<prefix>_<name>``."""
+    """A function that glues each keyword argument ``name=value`` as ``<prefix>_<name>``.
+
+    Every chapter glues through it (the prose shows ``{glue:text}`<prefix>_<name>```). A float is
+    accepted only when it is short (rounded with :func:`significant` or exact); a full-precision
+    float raises a ``ValueError`` naming it, because its stored digits would not survive a run on
+    another processor.
+    """
     if not prefix.isidentifier():
         raise ValueError(f"prefix must be an identifier such as 'ch2', got {prefix!r}")
 
     def glue_all(**values) -> None:
         for name, value in values.items():
+            _check_gluable(f"{prefix}_{name}", value)
             glue(f"{prefix}_{name}", value, display=False)
 
     return glue_all
