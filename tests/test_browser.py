@@ -5,39 +5,20 @@ image loaded, all math typeset by MathJax with no error and no raw TeX left. Run
 (`make test` does). Screenshots land in _build/screenshots/ for a person to look at.
 
 Without Chromium the tests skip, saying how to install it; with CI=true or
-LONGDEP_REQUIRE_BROWSER=1 a missing browser is a failure instead.
+LONGDEP_REQUIRE_BROWSER=1 a missing browser is a failure instead (tests/chromium.py).
 """
 
 import functools
 import http.server
-import os
-import re
-import shutil
 import threading
 from pathlib import Path
 
 import pytest
+from chromium import INSPECT_PAGE, RAW_TEX, browser_required
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = REPO / "_build" / "html"
 SCREENSHOTS = REPO / "_build" / "screenshots"
-CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic",
-]
-# Text a reader must never see: TeX delimiters or commands that MathJax left untypeset.
-RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname")
-
-
-def browser_required() -> bool:
-    return os.environ.get("CI") == "true" or os.environ.get("LONGDEP_REQUIRE_BROWSER") == "1"
-
-
-def chromium_path() -> str | None:
-    for candidate in (os.environ.get("LONGDEP_CHROMIUM"), "chromium", "chromium-browser"):
-        if candidate and (path := shutil.which(candidate)):
-            return path
-    return None
 
 
 def pages() -> list[str]:
@@ -73,48 +54,11 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="session")
-def browser():
-    path = chromium_path()
-    if path is None:
-        message = ("Chromium not found: install it with `apt-get install -y chromium` "
-                   "(Debian's package), or point LONGDEP_CHROMIUM at a Chromium binary")
-        if browser_required():
-            pytest.fail(message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
-        yield browser
-        browser.close()
-
-
 def test_the_book_has_pages():
     if not pages() and not browser_required():
         pytest.skip("no built book: run `make book` first")
     assert "book/intro.html" in pages()
     assert "book/01_rnn_bptt.html" in pages()
-
-
-INSPECT_PAGE = """() => {
-  const images = [...document.querySelectorAll('img')];
-  const mathNodes = [...document.querySelectorAll('.math')];
-  const article = document.querySelector('article') || document.body;
-  const clone = article.cloneNode(true);
-  clone.querySelectorAll('pre, code, script, style, mjx-container, .highlight')
-       .forEach(n => n.remove());
-  return {
-    brokenImages: images.filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src),
-    imageCount: images.length,
-    mathCount: mathNodes.length,
-    untypesetMath: mathNodes.filter(n => !n.querySelector('mjx-container')).length,
-    typesetCount: document.querySelectorAll('mjx-container').length,
-    mathErrors: [...document.querySelectorAll('mjx-merror')].map(n => n.textContent),
-    text: clone.innerText,
-    theme: document.documentElement.dataset.theme,
-  };
-}"""
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

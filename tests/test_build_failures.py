@@ -25,7 +25,6 @@ def make_book(root: Path, chapter_cells: list[nbformat.NotebookNode]) -> None:
     for name in ("references.bib", "favicon.svg"):
         shutil.copy(REPO / "book" / name, book / name)
     shutil.copytree(REPO / "book" / "_ext", book / "_ext")
-    (root / "_mathjax").symlink_to(REPO / "_mathjax")
     (book / "index.md").write_text("# A test book\n\nOne chapter.\n")
     notebook = nbformat.v4.new_notebook(cells=chapter_cells)
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
