@@ -114,6 +114,18 @@ def check_qkv(q, k, v, same_shape: bool = False, causal: bool = False) -> None:
                          f"{k.size(-2)}")
 
 
+def check_query_key_value(query, key, value, d_model: int, like: torch.Tensor) -> None:
+    """Raise unless query (batch, time_q, d_model), key and value (batch, time_k, d_model) are
+    floating tensors with one batch size, key and value one length, all like ``like``."""
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        check_sequence(x, d_model, name, like)
+    if key.shape != value.shape or key.size(0) != query.size(0):
+        raise ValueError(
+            f"query (batch, time_q, d_model), key and value (batch, time_k, d_model) need one batch "
+            f"size, key and value one length; got {tuple(query.shape)}, {tuple(key.shape)}, "
+            f"{tuple(value.shape)}")
+
+
 def check_mask(mask, shape: tuple[int, ...], dims: str, like: torch.Tensor) -> None:
     """Raise unless ``mask`` is a boolean tensor on ``like``'s device that broadcasts to
     ``shape`` (written ``dims`` in the docstrings) without enlarging it."""
@@ -148,6 +160,15 @@ def check_positive(**values: int) -> None:
             raise TypeError(f"{name} must be an int, got {describe(value)}")
         if value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
+
+
+def check_multiple(**values: int) -> None:
+    """Raise a ``ValueError`` unless the first named value is a multiple of the second, as
+    ``check_multiple(d_model=512, num_heads=8)``."""
+    (name, value), (of_name, of) = values.items()
+    if value % of:
+        raise ValueError(f"{name} must be a multiple of {of_name}, got {name}={value}, "
+                         f"{of_name}={of}")
 
 
 def check_finite(**values: float) -> None:
