@@ -103,7 +103,7 @@ def test_from_torch_copies_instead_of_sharing():
                                     dict(proj_size=2)])
 def test_from_torch_rejects_other_layouts(kwargs):
     option = next(iter(kwargs))
-    with pytest.raises(ValueError, match=f"from_torch cannot copy a torch.nn.LSTM with {option}="):
+    with pytest.raises(ValueError, match=f"from_torch cannot take a torch.nn.LSTM with {option}="):
         LSTM.from_torch(nn.LSTM(2, 3, batch_first=True, **kwargs))
 
 

@@ -217,7 +217,7 @@ def check_options(module, method: str = "from_torch", **needed) -> None:
     for option, (got, want) in needed.items():
         if (got is not want) if want is None or got is None else got != want:
             shown = "a tensor" if isinstance(got, torch.Tensor) else repr(got)
-            raise ValueError(f"{method} cannot copy a torch.nn.{type(module).__name__} with "
+            raise ValueError(f"{method} cannot take a torch.nn.{type(module).__name__} with "
                              f"{option}={shown}: it needs {option}={want!r}")
 
 
