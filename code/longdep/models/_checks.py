@@ -110,8 +110,8 @@ def check_qkv(q, k, v, same_shape: bool = False, causal: bool = False) -> None:
             f"{' with the same leading dimensions' if same_shape else ''}, got "
             f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
     if causal and q.size(-2) != k.size(-2):
-        raise ValueError(f"causal attention needs time_q = time_k, got {q.size(-2)} and "
-                         f"{k.size(-2)}")
+        raise ValueError(f"q (..., time_q, d_k) and k (..., time_k, d_k): this attention needs "
+                         f"time_q = time_k, got {q.size(-2)} and {k.size(-2)}")
 
 
 def check_query_key_value(query, key, value, d_model: int, like: torch.Tensor) -> None:
@@ -155,11 +155,19 @@ def check_tokens(tokens, vocab_size: int, name: str = "tokens") -> None:
 
 def check_positive(**values: int) -> None:
     """Raise a clear error unless every named value is an integer of at least 1."""
+    check_int_range(1, None, **values)
+
+
+def check_int_range(low: int, high: int | None, **values: int) -> None:
+    """Raise a ``TypeError`` unless every named value is an int, a ``ValueError`` unless it lies
+    in [low, high] (no upper limit for ``high=None``)."""
     for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name} must be an int, got {describe(value)}")
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}")
+        if value < low:
+            raise ValueError(f"{name} must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
 
 
 def check_multiple(**values: int) -> None:
@@ -200,6 +208,25 @@ def check_window(length: int, window: int) -> None:
     check_positive(length=length, window=window)
     if window > length:
         raise ValueError(f"window {window} is larger than the sequence ({length} steps)")
+
+
+def check_callable(**values) -> None:
+    """Raise a ``TypeError`` unless every named value is callable (a function or a module)."""
+    for name, value in values.items():
+        if not callable(value):
+            raise TypeError(f"{name} must be callable (a function or a module), got "
+                            f"{describe(value)}")
+
+
+def check_model(model, name: str, *needs) -> None:
+    """Raise a ``TypeError`` unless ``model`` is an instance of every class in ``needs`` and has
+    every attribute named there, as ``check_model(rnn, "rnn", ElmanRNN)`` or
+    ``check_model(model, "model", "step", "hidden_size")``."""
+    for need in needs:
+        if isinstance(need, str) and not hasattr(model, need):
+            raise TypeError(f"{name} must have a {need!r} attribute, got {type(model).__name__}")
+        if isinstance(need, type) and not isinstance(model, need):
+            raise TypeError(f"{name} must be a {need.__name__}, got {type(model).__name__}")
 
 
 def check_module(module, cls: type, method: str = "from_torch", **needed) -> None:
