@@ -82,8 +82,8 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     key_bands, value_bands = bands(k), bands(v)
     scores = torch.einsum("...tf,...tsf->...ts", q * q.size(-1) ** -0.5, key_bands)  # (..., t, span)
     # Band slot s of query t holds key t - before + s; slots outside [0, time) are padding.
-    slots = torch.arange(span, device=q.device)
-    keys = torch.arange(length, device=q.device)[:, None] - before + slots[None, :]  # (time, span)
+    keys = (torch.arange(length, device=q.device)[:, None] - before
+            + torch.arange(span, device=q.device)[None, :])  # (time, span)
     inside = (keys >= 0) & (keys < length)
     scores = scores.masked_fill(~inside, torch.finfo(scores.dtype).min)
     return torch.einsum("...ts,...tsf->...tf", torch.softmax(scores, dim=-1), value_bands)
