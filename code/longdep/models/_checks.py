@@ -21,7 +21,8 @@ import torch
 def describe(x) -> str:
     """A short description of ``x`` for error messages: a tensor's dtype and shape, else its type."""
     if isinstance(x, torch.Tensor):
-        return f"a {str(x.dtype).removeprefix('torch.')} tensor of shape {tuple(x.shape)}"
+        dtype = str(x.dtype).removeprefix("torch.")
+        return f"{'an' if dtype[0] == 'i' else 'a'} {dtype} tensor of shape {tuple(x.shape)}"
     return f"{type(x).__name__} {x!r}" if isinstance(x, (int, float, str)) else type(x).__name__
 
 

@@ -13,8 +13,10 @@ Post-LN stacks need learning-rate warm-up (Chapter 5, "Training stability done r
 that into next-token logits, and :func:`next_token_model` joins the two.
 
 Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
-NaN and inf are not checked, as in PyTorch; inside a layer they spread as in
-:mod:`longdep.models.attention`, and a LayerNorm spreads one over all features of its position.
+NaN and inf are not checked, as in PyTorch. A LayerNorm spreads one over all features of its
+position, and attention spreads it to every query, even in a causal stack: a query's weight for a
+later position is exactly 0, but 0 * NaN = NaN in the product with the values
+(:mod:`longdep.models.attention`; the tests check it).
 """
 
 import math
