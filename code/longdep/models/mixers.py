@@ -100,6 +100,8 @@ def mixer_stack(mixer: str, d_model: int, num_heads: int, num_layers: int, d_ff:
     the stack can read embeddings of another width: (batch, time, input_size) -> (..., d_model).
     """
     check_choice(mixer=(mixer, MIXERS))
+    if input_size is not None:
+        check_positive(input_size=input_size)
     stack = EncoderStack(d_model, num_heads, num_layers, d_ff, max_len, norm_first=True,
                          causal=mixer == "softmax")
     for layer in stack.layers:
