@@ -40,6 +40,7 @@ from longdep.models.ssm import SelectiveSSM
 
 def finite_or_inf(norms: torch.Tensor) -> torch.Tensor:
     """Replace every non-finite norm by +inf: an overflowed gradient is infinitely large, not NaN."""
+    check_tensor(norms, "norms", "(...)", 0)
     return torch.where(torch.isfinite(norms), norms, torch.full_like(norms, float("inf")))
 
 
@@ -49,6 +50,7 @@ def norm_without_overflow(tensor: torch.Tensor) -> torch.Tensor:
     The plain formula squares the entries and overflows once they pass about 1e154 in float64;
     this overflows only when the norm itself is too large to represent (then it is ``inf``).
     """
+    check_tensor(tensor, "tensor", "(...)", 0)
     largest = tensor.abs().max()
     if largest == 0 or not torch.isfinite(largest):
         return tensor.norm()
@@ -57,6 +59,7 @@ def norm_without_overflow(tensor: torch.Tensor) -> torch.Tensor:
 
 def last_output_sum(outputs: torch.Tensor) -> torch.Tensor:
     """The default probe loss: the sum of the last step's outputs, L = sum_i y_{T,i}."""
+    check_tensor(outputs, "outputs", "(batch, time, features)", 2)
     return outputs[:, -1].sum()
 
 

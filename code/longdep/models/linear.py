@@ -41,6 +41,7 @@ FeatureMap = Callable[[torch.Tensor], torch.Tensor]
 
 def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
     """phi(x) = elu(x) + 1 > 0, the feature map of Katharopoulos et al. (2020)."""
+    check_tensor(x, "x", "(..., features)")
     return torch.nn.functional.elu(x) + 1
 
 
@@ -53,6 +54,7 @@ def check_feature_map(feature_map) -> None:
 def exclusive_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
     """Entry i is the sum of the entries before i along ``dim`` (0 for the first): a cumulative
     sum shifted by one, formed without subtracting, so no entry is cancelled out of another."""
+    check_tensor(x, "x", f"with a dimension {dim}", abs(dim) + (dim >= 0))
     zeros = torch.zeros_like(x.narrow(dim, 0, 1))
     return torch.cat([zeros, x.narrow(dim, 0, x.size(dim) - 1).cumsum(dim)], dim)
 
