@@ -91,7 +91,8 @@ def masked_path_length(mask: torch.Tensor, features: int = 4, seed: int = 0) -> 
         raise TypeError(f"mask must be a boolean (time, time) tensor, got {type(mask).__name__} "
                         f"{getattr(mask, 'dtype', '')}")
     if mask.dim() != 2 or mask.size(0) != mask.size(1) or mask.numel() == 0:
-        raise ValueError(f"mask must be a boolean (time, time) matrix, got shape {tuple(mask.shape)}")
+        raise ValueError(f"mask must be a boolean (time, time) matrix, got shape "
+                         f"{tuple(mask.shape)}")
     check_positive(features=features)
     steps = mask.size(0)
 

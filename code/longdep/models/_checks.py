@@ -19,7 +19,7 @@ import torch
 
 
 def describe(x) -> str:
-    """A short description of ``x`` for error messages: a tensor's dtype and shape, else its type."""
+    """A short description of ``x`` for messages: a tensor's dtype and shape, else its type."""
     if isinstance(x, torch.Tensor):
         dtype = str(x.dtype).removeprefix("torch.")
         return f"{'an' if dtype[0] == 'i' else 'a'} {dtype} tensor of shape {tuple(x.shape)}"
@@ -42,7 +42,8 @@ def check_tensor(x, name: str, dims: str, min_dim: int = 1, floating: bool = Tru
 
 def check_like(x: torch.Tensor, reference: torch.Tensor, name: str,
                what: str = "the model's parameters are", dtype: bool = True) -> None:
-    """Raise a ``TypeError`` unless ``x`` has the dtype (if ``dtype``) and device of ``reference``."""
+    """Raise a ``TypeError`` unless ``x`` has the device and (if ``dtype``) the dtype of
+    ``reference``; the message names both."""
     if (dtype and x.dtype != reference.dtype) or x.device != reference.device:
         raise TypeError(
             f"{name} is {str(x.dtype).removeprefix('torch.')} on {x.device}, but {what} "
@@ -61,7 +62,7 @@ def check_sequence(x, features: int, name: str = "x", like: torch.Tensor | None 
 
 
 def check_state(h, shape: tuple[int, ...], name: str, like: torch.Tensor) -> None:
-    """Raise unless the state ``h`` is a floating tensor of ``shape`` (batch, hidden) like ``like``."""
+    """Raise unless the state ``h`` is a floating (batch, hidden) tensor ``shape`` like ``like``."""
     check_tensor(h, name, f"(batch, hidden) = {shape}")
     if h.shape != shape:
         raise ValueError(f"{name} must have shape (batch, hidden) = {shape}, got {describe(h)}")
@@ -122,8 +123,8 @@ def check_query_key_value(query, key, value, d_model: int, like: torch.Tensor) -
         check_sequence(x, d_model, name, like)
     if key.shape != value.shape or key.size(0) != query.size(0):
         raise ValueError(
-            f"query (batch, time_q, d_model), key and value (batch, time_k, d_model) need one batch "
-            f"size, key and value one length; got {tuple(query.shape)}, {tuple(key.shape)}, "
+            f"query (batch, time_q, d_model), key and value (batch, time_k, d_model) need one "
+            f"batch size, key and value one length; got {tuple(query.shape)}, {tuple(key.shape)}, "
             f"{tuple(value.shape)}")
 
 
@@ -142,7 +143,7 @@ def check_mask(mask, shape: tuple[int, ...], dims: str, like: torch.Tensor) -> N
 
 
 def check_tokens(tokens, vocab_size: int, name: str = "tokens") -> None:
-    """Raise unless ``tokens`` is a non-empty int64 tensor (batch, time) of ids in [0, vocab_size)."""
+    """Raise unless ``tokens`` is a non-empty int64 (batch, time) tensor of ids in [0, vocab)."""
     check_tensor(tokens, name, "(batch, time)", 2, floating=False)
     if tokens.dtype != torch.int64:
         raise TypeError(f"{name} must be int64 token ids of shape (batch, time), got "

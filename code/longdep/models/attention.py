@@ -7,7 +7,7 @@ Scaled dot-product attention of queries Q, keys K and values V is
 multi-head attention runs it on ``num_heads`` learned projections of width d_k = d_model / heads
 and projects the concatenated heads back,
 
-    MultiHead(X) = Concat(head_1, ..., head_h) W^O,    head_i = Attention(X W_i^Q, X W_i^K, X W_i^V),
+    MultiHead(X) = Concat(head_1, ..., head_h) W^O,  head_i = Attention(X W_i^Q, X W_i^K, X W_i^V),
 
 and the sinusoidal positional encoding adds PE(pos, 2i) = sin(pos / 10000^(2i/d)),
 PE(pos, 2i+1) = cos(pos / 10000^(2i/d)) to the inputs.
@@ -122,7 +122,8 @@ class MultiHeadAttention(nn.Module):
             bias = torch.cat([p.bias for p in self.projections()])
             packed = nn.functional.linear(query, weight, bias)  # (batch, time, 3 d_model)
             return tuple(self.split_heads(x) for x in packed.chunk(3, dim=-1))
-        return tuple(self.split_heads(p(x)) for p, x in zip(self.projections(), (query, key, value)))
+        inputs = (query, key, value)
+        return tuple(self.split_heads(p(x)) for p, x in zip(self.projections(), inputs))
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None
                 ) -> tuple[Tensor, Tensor]:

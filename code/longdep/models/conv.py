@@ -30,5 +30,5 @@ class CausalConvolution(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         check_sequence(x, self.features, like=self.conv.weight)
-        padded = nn.functional.pad(x.transpose(1, 2), (self.left_padding, 0))  # (batch, f, pad + time)
+        padded = nn.functional.pad(x.transpose(1, 2), (self.left_padding, 0))  # (batch, f, p + t)
         return self.conv(padded).transpose(1, 2)  # (batch, time, features)

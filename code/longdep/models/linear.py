@@ -48,13 +48,14 @@ def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
 def check_feature_map(feature_map) -> None:
     """Raise a ``TypeError`` unless ``feature_map`` is callable."""
     if not callable(feature_map):
-        raise TypeError(f"feature_map must be a function of a tensor, got {type(feature_map).__name__}")
+        raise TypeError(f"feature_map must be a function of a tensor, got "
+                        f"{type(feature_map).__name__}")
 
 
 def exclusive_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
     """Entry i is the sum of the entries before i along ``dim`` (0 for the first): a cumulative
     sum shifted by one, formed without subtracting, so no entry is cancelled out of another."""
-    check_tensor(x, "x", f"with a dimension {dim}", abs(dim) + (dim >= 0))
+    check_tensor(x, "x", f"(...) with an axis {dim}", abs(dim) + (dim >= 0))
     zeros = torch.zeros_like(x.narrow(dim, 0, 1))
     return torch.cat([zeros, x.narrow(dim, 0, x.size(dim) - 1).cumsum(dim)], dim)
 
@@ -68,7 +69,8 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: 
     Without ``causal``, one sum over all keys: phi(q_t)^T (sum_j phi(k_j) v_j^T) / phi(q_t)^T z.
     Causal, chunk by chunk: within a chunk of ``chunk_size`` steps as masked kernel attention
     (chunk_size^2 scores), plus the state S (the sum of phi(k_j) v_j^T) of all earlier chunks,
-    a cumulative sum over chunks. Time and memory grow linearly with the length; no
+    an exclusive cumulative sum over chunks (:func:`exclusive_cumsum`, which never subtracts).
+    Time and memory grow linearly with the length; no
     (time, time) matrix is formed.
     """
     check_qkv(q, k, v, same_shape=True, causal=causal)
@@ -89,7 +91,7 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: 
 
     phi_q, phi_k, v = feature_map(blocks(q)), feature_map(blocks(k)), blocks(v)
     scores = (phi_q @ phi_k.transpose(-2, -1)).tril()  # (..., chunks, chunk_size, chunk_size)
-    states, sums = phi_k.transpose(-2, -1) @ v, phi_k.sum(-2)  # (..., chunks, f, d_v), (..., chunks, f)
+    states, sums = phi_k.transpose(-2, -1) @ v, phi_k.sum(-2)  # (..., chunks, f, d_v), (.., f)
     earlier_states, earlier_sums = exclusive_cumsum(states, -3), exclusive_cumsum(sums, -2)
     numerator = scores @ v + phi_q @ earlier_states  # (..., chunks, chunk_size, d_v)
     denominator = scores.sum(-1) + (phi_q * earlier_sums[..., None, :]).sum(-1)

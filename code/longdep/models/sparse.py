@@ -80,7 +80,7 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
         return padded.unfold(-2, span, 1).transpose(-1, -2)
 
     key_bands, value_bands = bands(k), bands(v)
-    scores = torch.einsum("...tf,...tsf->...ts", q * q.size(-1) ** -0.5, key_bands)  # (..., t, span)
+    scores = torch.einsum("...tf,...tsf->...ts", q * q.size(-1) ** -0.5, key_bands)  # (.., t, span)
     # Band slot s of query t holds key t - before + s; slots outside [0, time) are padding.
     keys = (torch.arange(length, device=q.device)[:, None] - before
             + torch.arange(span, device=q.device)[None, :])  # (time, span)

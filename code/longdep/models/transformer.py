@@ -34,7 +34,8 @@ except ImportError:  # copied into a folder of its own, beside _checks.py
     from attention import MultiHeadAttention, PositionalEncoding, causal_mask
 
 
-COPIED = [f"{m}.{kind}" for m in ("linear1", "linear2", "norm1", "norm2") for kind in ("weight", "bias")]
+COPIED = [f"{module}.{kind}" for module in ("linear1", "linear2", "norm1", "norm2")
+          for kind in ("weight", "bias")]
 
 
 def torch_layer_options(layer: nn.TransformerEncoderLayer) -> dict[str, tuple]:
@@ -48,7 +49,7 @@ def torch_layer_options(layer: nn.TransformerEncoderLayer) -> dict[str, tuple]:
 
 class EncoderLayer(nn.Module):
     """One encoder layer (Chapter 4, "Residual connections and layer normalisation"); submodules
-    named as in :class:`torch.nn.TransformerEncoderLayer` (self_attn, linear1, norm1, dropout1...)."""
+    named as in :class:`torch.nn.TransformerEncoderLayer` (self_attn, linear1, norm1, ...)."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
                  norm_first: bool = False):
@@ -115,7 +116,7 @@ class EncoderStack(nn.Module):
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         """x (batch, time, input_size) -> (batch, time, d_model); mask boolean, True = may
-        attend, broadcastable to (batch, time, time), combined with the causal mask if ``causal``."""
+        attend, broadcastable to (batch, time, time), and-ed with the causal mask if ``causal``."""
         check_sequence(x, self.input_size, like=self.layers[0].linear1.weight)
         x = self.dropout(self.positional_encoding(self.input_projection(x)))
         for x in self.layer_outputs(x, mask):
