@@ -118,7 +118,8 @@ class EncoderStack(nn.Module):
         """x (batch, time, input_size) -> (batch, time, d_model); mask boolean, True = may
         attend, broadcastable to (batch, time, time), and-ed with the causal mask if ``causal``."""
         check_sequence(x, self.input_size, like=self.layers[0].linear1.weight)
-        x = self.dropout(self.positional_encoding(self.input_projection(x)))
+        x = self.input_projection(x)  # (batch, time, d_model)
+        x = self.dropout(self.positional_encoding(x))
         for x in self.layer_outputs(x, mask):
             pass
         return self.final_norm(x)
