@@ -25,11 +25,11 @@ import torch
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import (check_mask, check_module, check_options, check_positive,
+    from ._checks import (check_mask, check_model, check_module, check_options, check_positive,
                           check_sequence, check_tokens, copy_parameters)
     from .attention import MultiHeadAttention, PositionalEncoding, causal_mask
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import (check_mask, check_module, check_options, check_positive,
+    from _checks import (check_mask, check_model, check_module, check_options, check_positive,
                          check_sequence, check_tokens, copy_parameters)
     from attention import MultiHeadAttention, PositionalEncoding, causal_mask
 
@@ -200,6 +200,8 @@ class NextTokenModel(nn.Module):
 
     def __init__(self, encoder: nn.Module, head: nn.Module):
         super().__init__()
+        check_model(encoder, "encoder", nn.Module)
+        check_model(head, "head", nn.Module)
         self.encoder, self.head = encoder, head
 
     def forward(self, tokens: Tensor, mask: Tensor | None = None) -> Tensor:
