@@ -111,7 +111,8 @@ def test_loss_to_step_is_lower_triangular_and_matches_autograd():
 
 @pytest.mark.parametrize(
     "shape, message",
-    [((4, 5), "shape \\(batch, time, features\\)"), ((2, 4, 3), "3 features per step, expected 5")],
+    [((4, 5), "x must have shape \\(batch, time, 5\\), got a float32 tensor of shape \\(4, 5\\)"),
+     ((2, 4, 3), "x must have shape \\(batch, time, 5\\), got .* shape \\(2, 4, 3\\)")],
 )
 def test_bad_input_raises(shape, message):
     with pytest.raises(ValueError, match=message):

@@ -19,7 +19,13 @@ from longdep.experiments.mini_transformer import (
     warmup_comparison,
 )
 from longdep.models.attention import causal_mask
-from longdep.models.transformer import EncoderLayer, EncoderStack, TransformerEncoder
+from longdep.models.transformer import (
+    EncoderLayer,
+    EncoderStack,
+    NextTokenHead,
+    TransformerEncoder,
+    next_token_model,
+)
 from torch import nn
 
 TOLERANCE = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float64: dict(rtol=1e-12, atol=1e-12)}
@@ -111,17 +117,49 @@ def test_pre_ln_stack_ends_with_a_layer_norm():
 
 
 def article_parameter_count(vocab, d, layers, d_ff):
-    """Embedding, per layer (4 projections, two FFN linears, two LayerNorms) and the head."""
+    """Embedding and per layer 4 projections, two FFN linears and two LayerNorms; no head."""
     per_layer = 4 * (d * d + d) + (d * d_ff + d_ff) + (d_ff * d + d) + 2 * 2 * d
-    return vocab * d + layers * per_layer + (d * vocab + vocab)
+    return vocab * d + layers * per_layer
+
+
+def count(module):
+    return sum(p.numel() for p in module.parameters())  # a tied tensor is counted once
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_parameter_count_of_the_article_configuration(norm_first):
-    model = TransformerEncoder(10000, 512, 8, 6, 2048, max_len=64, norm_first=norm_first)
+    with torch.device("meta"):  # the shapes only, no 24 million random numbers
+        model = TransformerEncoder(10000, 512, 8, 6, 2048, max_len=100, norm_first=norm_first)
+        untied = next_token_model(10000, 512, 8, 6, 2048, 100, norm_first=norm_first)
+        tied = next_token_model(10000, 512, 8, 6, 2048, 100, norm_first=norm_first,
+                                tie_weights=True)
     final_norm = 2 * 512 if norm_first else 0
-    assert sum(p.numel() for p in model.parameters()) == (
-        article_parameter_count(10000, 512, 6, 2048) + final_norm)
+    assert article_parameter_count(10000, 512, 6, 2048) == 24_034_304
+    assert count(model) == 5_120_000 + 6 * 3_152_384 + final_norm == 24_034_304 + final_norm
+    assert count(untied) - count(untied.encoder) == 5_130_000
+    assert count(tied) - count(tied.encoder) == 10_000
+    assert tied.head.weight is tied.encoder.embedding.weight
+
+
+def test_next_token_model_equals_the_old_encoder_with_its_head():
+    """Before the head became a module of its own, TransformerEncoder created the embedding,
+    the stack and a linear head in that order; next_token_model gives the same weights."""
+    tokens = torch.randint(0, 20, (2, 6), generator=torch.Generator().manual_seed(3))
+    torch.manual_seed(5)
+    embedding = nn.Embedding(20, 8)
+    nn.init.normal_(embedding.weight, std=8**-0.5)
+    stack = EncoderStack(8, 2, 2, 16, 10, 0.0, False, True)
+    head = nn.Linear(8, 20)
+    expected = head(stack(embedding(tokens) * math.sqrt(8), None))
+    after_old = torch.rand(3)
+    torch.manual_seed(5)
+    model = next_token_model(20, 8, 2, 2, 16, 10, dropout=0.0, causal=True)
+    assert torch.equal(model(tokens), expected)
+    assert torch.equal(torch.rand(3), after_old)  # the same random numbers consumed
+    with pytest.raises(TypeError, match="tie_to needs a torch.nn.Embedding, got Linear"):
+        NextTokenHead(8, 20, tie_to=nn.Linear(8, 20))
+    with pytest.raises(ValueError, match="num_embeddings=21: it needs num_embeddings=20"):
+        NextTokenHead(8, 20, tie_to=nn.Embedding(21, 8))
 
 
 @pytest.mark.parametrize("d_model", [64, 256])
@@ -137,35 +175,41 @@ def test_embedding_scale_does_not_swamp_the_positional_encoding(d_model):
     assert fixed == pytest.approx(math.sqrt(2), rel=0.05)
 
 
-def test_transformer_encoder_outputs_logits_and_is_causal_on_request():
+def test_transformer_encoder_outputs_features_and_is_causal_on_request():
     seed_everything(17)
-    model = TransformerEncoder(20, 16, 2, 2, 32, max_len=12, dropout=0.0, causal=True)
+    model = next_token_model(20, 16, 2, 2, 32, max_len=12, dropout=0.0, causal=True)
     tokens = torch.randint(0, 20, (3, 12))
-    logits = model(tokens)
-    assert logits.shape == (3, 12, 20) and model.d_model == 16
+    features, logits = model.encoder(tokens), model(tokens)
+    assert features.shape == (3, 12, 16) and logits.shape == (3, 12, 20)
+    assert model.encoder.d_model == 16
+    torch.testing.assert_close(logits, features @ model.head.weight.T + model.head.bias)
     changed = tokens.clone()
     changed[:, 6:] = (changed[:, 6:] + 1) % 20
     torch.testing.assert_close(model(changed)[:, :6], logits[:, :6])
 
 
 def test_transformer_encoder_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="multiple of num_heads"):
+    with pytest.raises(ValueError, match="d_model must be a multiple of num_heads"):
         TransformerEncoder(100, 30, 4, 2, 64, max_len=10)
+    with pytest.raises(ValueError, match="d_model must be at least 1, got 0"):
+        TransformerEncoder(20, 0, 1, 1, 16, 10)
     model = TransformerEncoder(100, 16, 4, 2, 32, max_len=10)
-    with pytest.raises(ValueError, match=r"int64 of shape \(batch, time\)"):
+    with pytest.raises(ValueError, match=r"tokens must have shape \(batch, time\)"):
         model(torch.zeros(2, 5, 16, dtype=torch.long))
-    with pytest.raises(ValueError, match=r"int64 of shape \(batch, time\)"):
+    with pytest.raises(TypeError, match=r"tokens must be int64 token ids"):
         model(torch.zeros(2, 5))
-    with pytest.raises(ValueError, match="mask must have shape"):
+    with pytest.raises(ValueError, match=r"tokens must lie in \[0, 100\), got values from 0 to 100"):
+        model(torch.tensor([[0, 100]]))
+    with pytest.raises(ValueError, match="mask of shape \\(4, 4\\) does not broadcast"):
         model(torch.zeros(2, 5, dtype=torch.long), causal_mask(4))
     with pytest.raises(ValueError, match="longer than the positional-encoding table"):
         model(torch.zeros(2, 11, dtype=torch.long))
-    with pytest.raises(ValueError, match="num_layers"):
+    with pytest.raises(ValueError, match="num_layers must be at least 1"):
         EncoderStack(16, 4, 0, 32, max_len=10)
-    with pytest.raises(ValueError, match="features per step"):
+    with pytest.raises(ValueError, match="input_size must be at least 1, got 0"):
+        EncoderStack(16, 4, 1, 32, max_len=10, input_size=0)
+    with pytest.raises(ValueError, match=r"x must have shape \(batch, time, 8\)"):
         EncoderStack(16, 4, 1, 32, max_len=10, input_size=8)(torch.zeros(1, 3, 16))
-
-
 
 
 def test_stack_is_a_key_recall_core(one_thread):
@@ -178,11 +222,12 @@ def test_stack_is_a_key_recall_core(one_thread):
 
 def test_ffn_gradient_norms_equal_backward():
     seed_everything(19)
-    model = TransformerEncoder(30, 16, 2, 3, 32, max_len=8, dropout=0.0)
+    model = next_token_model(30, 16, 2, 3, 32, max_len=8, dropout=0.0)
     tokens, targets = torch.randint(0, 30, (2, 4, 8))
     norms = ffn_gradient_norms(model, tokens, targets)
     nn.functional.cross_entropy(model(tokens).flatten(0, 1), targets.flatten()).backward()
-    expected = torch.stack([layer.linear2.weight.grad.norm() for layer in model.stack.layers])
+    layers = model.encoder.stack.layers
+    expected = torch.stack([layer.linear2.weight.grad.norm() for layer in layers])
     torch.testing.assert_close(norms, expected)
     with pytest.raises(ValueError, match="targets"):
         ffn_gradient_norms(model, tokens, targets[:, :4])

@@ -3,6 +3,10 @@
 For the Elman network of :mod:`longdep.models.rnn`, :func:`bptt` computes the gradients of a
 loss L = sum_t L_t from the chapter's equations, so that the tests can check the derivation
 against autograd's.
+
+Arguments are checked as in :mod:`longdep.models._checks` (``TypeError`` for a wrong type,
+``ValueError`` naming the argument for a wrong value or shape, empty inputs refused); NaN and inf
+propagate, unchecked.
 """
 
 from typing import NamedTuple
@@ -10,6 +14,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
+from longdep.models._checks import check_model, check_sequence, check_tensor
 from longdep.models.rnn import ElmanRNN
 
 
@@ -27,7 +32,11 @@ class BPTTGradients(NamedTuple):
 
 
 def activation_derivative(rnn: ElmanRNN, pre: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
-    """phi'(a_t): 1 - h_t^2 for tanh, 1 for the identity, the indicator a_t > 0 for relu."""
+    """phi'(a_t): 1 - h_t^2 for tanh, 1 for the identity, the indicator a_t > 0 for relu;
+    pre and states (batch, time, hidden) as :meth:`ElmanRNN.pre_activations` returns them."""
+    check_model(rnn, "rnn", ElmanRNN)
+    for name, tensor in (("pre", pre), ("states", states)):
+        check_sequence(tensor, rnn.hidden_size, name, like=rnn.weight_ih)
     if rnn.nonlinearity == "tanh":
         return 1 - states**2
     if rnn.nonlinearity == "identity":
@@ -51,7 +60,9 @@ def bptt(
 
     and each step adds its immediate term diag(phi'(a_t)) dL/dh_t h_{t-1}^T to dL/dW_hh.
     """
-    pre, states = rnn.pre_activations(x, h0)
+    check_model(rnn, "rnn", ElmanRNN)
+    pre, states = rnn.pre_activations(x, h0)  # checks x and h0
+    check_sequence(output_grads, rnn.hidden_size, "output_grads", like=states)
     if output_grads.shape != states.shape:
         raise ValueError(
             f"output_grads must have the states' shape {tuple(states.shape)}, "
@@ -88,11 +99,22 @@ def readout_gradients(
     With p_t = softmax(W_hy h_t + b_y), dL_t/dz_t = p_t - onehot(y_t); returns dL_t/dh_t
     (batch, time, hidden), dL/dW_hy and dL/db_y.
     """
+    check_tensor(states, "states", "(batch, time, hidden)", 3)
+    check_tensor(weight, "weight", "(classes, hidden)", 2)
+    check_tensor(bias, "bias", "(classes,)", 1)
+    check_tensor(targets, "targets", "(batch, time)", 2, floating=False)
+    if states.dim() != 3 or weight.shape != (bias.numel(), states.size(-1)) or bias.dim() != 1:
+        raise ValueError(f"states (batch, time, hidden), weight (classes, hidden) and bias "
+                         f"(classes,) do not fit: got {tuple(states.shape)}, "
+                         f"{tuple(weight.shape)}, {tuple(bias.shape)}")
     if targets.shape != states.shape[:2]:
         raise ValueError(
             f"targets must have shape (batch, time) = {tuple(states.shape[:2])}, "
             f"got {tuple(targets.shape)}"
         )
+    if targets.dtype != torch.int64 or targets.min() < 0 or targets.max() >= weight.size(0):
+        raise ValueError(f"targets must be int64 classes in [0, {weight.size(0)}), got "
+                         f"{targets.dtype} from {targets.min().item()} to {targets.max().item()}")
     probabilities = torch.softmax(states @ weight.T + bias, dim=-1)
     logit_grads = probabilities - nn.functional.one_hot(targets, weight.size(0)).to(states.dtype)
     return (
@@ -107,6 +129,9 @@ def loss_to_step_gradients(rnn: ElmanRNN, x: torch.Tensor, output_grads: torch.T
 
     Row t backpropagates L_t alone, so it shows how far back one loss term reaches.
     """
+    check_model(rnn, "rnn", ElmanRNN)
+    check_sequence(x, rnn.input_size, like=rnn.weight_ih)
+    check_sequence(output_grads, rnn.hidden_size, "output_grads", like=x)
     steps = x.size(1)
     norms = torch.zeros(steps, steps, dtype=x.dtype)
     for t in range(steps):

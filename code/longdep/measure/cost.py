@@ -24,6 +24,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode
 
+from longdep.models._checks import check_callable, check_positive
+
 
 def seconds_per_call(fn: Callable[[], object], repeats: int = 3, threads: int = 1) -> float:
     """The fastest of ``repeats`` timed calls of ``fn`` after one warm-up call, in seconds.
@@ -32,8 +34,8 @@ def seconds_per_call(fn: Callable[[], object], repeats: int = 3, threads: int = 
     parallel operation can wait for a free core far longer than the operation takes, and the
     minimum over repeats is the time least disturbed by other work.
     """
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    check_callable(fn=fn)
+    check_positive(repeats=repeats, threads=threads)
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -86,6 +88,7 @@ def peak_tensor_bytes(fn: Callable[[], object]) -> int:
     Measured without autograd, from the storages PyTorch allocates: tensors made before the call
     (inputs passed in by closure) and views of them are not counted; the result is.
     """
+    check_callable(fn=fn)
     tracker = _LiveTensorBytes()
     with torch.no_grad(), tracker:
         fn()
@@ -95,6 +98,7 @@ def peak_tensor_bytes(fn: Callable[[], object]) -> int:
 def matmul_flops(fn: Callable[[], object]) -> int:
     """Floating-point operations of the matrix products in ``fn()`` (no autograd), as counted by
     :class:`torch.utils.flop_counter.FlopCounterMode`: 2 m n k for an (m, k) @ (k, n) product."""
+    check_callable(fn=fn)
     counter = FlopCounterMode(display=False)
     with torch.no_grad(), counter:
         fn()
@@ -107,6 +111,8 @@ def graph_depth(output: torch.Tensor) -> int:
     Operations on one chain must run one after another, so this is the number of sequential
     steps of the computation, whatever the number of processors (Chapter 6).
     """
+    if not isinstance(output, torch.Tensor):
+        raise TypeError(f"output must be a torch.Tensor, got {type(output).__name__}")
     if output.grad_fn is None:
         raise ValueError("output has no autograd graph: compute it from inputs that require grad")
     depth: dict = {}
@@ -139,6 +145,9 @@ def crossover_length(lengths: Sequence[float], first: Sequence[float],
     """The length where ``first`` overtakes ``second``, interpolated on log-log axes between the
     two measured lengths where first - second changes sign from negative to positive; nan if it
     never does."""
+    if not len(lengths) == len(first) == len(second):
+        raise ValueError(f"lengths, first and second need one length each, got {len(lengths)}, "
+                         f"{len(first)}, {len(second)}")
     log_ratio = np.log(np.asarray(first, dtype=float)) - np.log(np.asarray(second, dtype=float))
     log_lengths = np.log(np.asarray(lengths, dtype=float))
     for i in range(len(log_ratio) - 1):

@@ -6,6 +6,11 @@ number (about 1e-38). A norm that overflowed is reported as ``inf``, never as Na
 Also here: the ingredients of Chapter 2's bound (gamma, norms of matrix powers), the LSTM's
 cell-state Jacobian (Chapter 3), gradients through stacks of Transformer layers (Chapter 4), the
 softmax Jacobian (Chapter 4) and the SSM's decay products (Chapter 6).
+
+Arguments are checked with the models' own checks (:mod:`longdep.models._checks`): a wrong type
+raises ``TypeError``, a wrong value or shape ``ValueError`` naming the argument; empty inputs
+(batch or time of size 0) are refused. NaN and inf in the inputs are not checked: a norm that
+comes out non-finite is reported as ``inf`` where the docstring says so.
 """
 
 from collections.abc import Callable, Sequence
@@ -16,7 +21,18 @@ import torch
 from torch import nn
 
 from longdep.measure.bptt import activation_derivative
-from longdep.models._checks import check_sequence
+from longdep.models._checks import (
+    check_callable,
+    check_int_range,
+    check_model,
+    check_positive,
+    check_sequence,
+    check_state,
+    check_step,
+    check_tensor,
+    first_output,
+    state_or_zeros,
+)
 from longdep.models.lstm import LSTM
 from longdep.models.rnn import ElmanRNN
 from longdep.models.ssm import SelectiveSSM
@@ -24,6 +40,7 @@ from longdep.models.ssm import SelectiveSSM
 
 def finite_or_inf(norms: torch.Tensor) -> torch.Tensor:
     """Replace every non-finite norm by +inf: an overflowed gradient is infinitely large, not NaN."""
+    check_tensor(norms, "norms", "(...)", 0)
     return torch.where(torch.isfinite(norms), norms, torch.full_like(norms, float("inf")))
 
 
@@ -33,6 +50,7 @@ def norm_without_overflow(tensor: torch.Tensor) -> torch.Tensor:
     The plain formula squares the entries and overflows once they pass about 1e154 in float64;
     this overflows only when the norm itself is too large to represent (then it is ``inf``).
     """
+    check_tensor(tensor, "tensor", "(...)", 0)
     largest = tensor.abs().max()
     if largest == 0 or not torch.isfinite(largest):
         return tensor.norm()
@@ -41,6 +59,7 @@ def norm_without_overflow(tensor: torch.Tensor) -> torch.Tensor:
 
 def last_output_sum(outputs: torch.Tensor) -> torch.Tensor:
     """The default probe loss: the sum of the last step's outputs, L = sum_i y_{T,i}."""
+    check_tensor(outputs, "outputs", "(batch, time, features)", 2)
     return outputs[:, -1].sum()
 
 
@@ -55,12 +74,12 @@ def input_gradient_norms(
     first element is that; L = loss_fn(outputs). Returns a (time,) tensor; entry k is the norm over
     batch and features of dL/dx_k, so the distance from the last step is time - 1 - k.
     """
+    check_callable(forward=forward, loss_fn=loss_fn)
+    check_tensor(x, "x", "(batch, time, features)", 3)
     if x.dim() != 3:
         raise ValueError(f"x must have shape (batch, time, features), got {tuple(x.shape)}")
     x = x.detach().requires_grad_()
-    outputs = forward(x)
-    if isinstance(outputs, tuple):
-        outputs = outputs[0]
+    outputs = first_output(forward(x))
     (grad,) = torch.autograd.grad(loss_fn(outputs), x)
     return finite_or_inf(grad.norm(dim=(0, 2)))
 
@@ -80,14 +99,10 @@ def state_gradient_norms(
     entry k is the norm over batch and features of dL/dh_k (distance time - 1 - k from the last
     step), ``inf`` where the backward pass overflowed.
     """
+    check_model(model, "model", "step", "input_size", "hidden_size")
+    check_callable(loss_fn=loss_fn)
     check_sequence(x, model.input_size)
-    if h0 is None:
-        h0 = x.new_zeros(x.size(0), model.hidden_size)
-    elif h0.shape != (x.size(0), model.hidden_size):
-        raise ValueError(
-            f"h0 must have shape (batch, hidden) = {(x.size(0), model.hidden_size)}, "
-            f"got {tuple(h0.shape)}"
-        )
+    h0 = state_or_zeros(h0, x, model.hidden_size)
     # Every state depends on h0, so the graph exists even for a model without parameters.
     h, states = h0.detach().requires_grad_(), []
     with torch.enable_grad():
@@ -106,6 +121,7 @@ def ratios_by_distance(norms: torch.Tensor) -> torch.Tensor:
     With the loss on the last step only, entry d is ||dL/dh_{T-d}|| / ||dL/dh_T||, the quantity
     that the bound (gamma sigma_max)^d of Chapter 2 caps.
     """
+    check_tensor(norms, "norms", "(time,)", floating=False)
     if norms.dim() != 1 or norms.numel() == 0:
         raise ValueError(
             f"norms must be a non-empty (time,) tensor, got shape {tuple(norms.shape)}"
@@ -124,7 +140,7 @@ def step_jacobian_norms(rnn: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     x (batch, time, input) -> (batch, time). The bound of Chapter 2 replaces each factor's norm by
     gamma * sigma_max(W_hh); where units saturate (phi'(a_t) near 0) the true factors are smaller.
     """
-    derivative = activation_derivatives(rnn, x)
+    derivative = activation_derivatives(rnn, x)  # checks rnn and x
     return torch.linalg.matrix_norm(derivative[..., None] * rnn.weight_hh, ord=2)
 
 
@@ -133,6 +149,7 @@ def activation_derivatives(rnn: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """phi'(a_t) of every unit at every step, (batch, time, hidden), for x (batch, time, input):
     the diagonal factors of the Jacobian product. Values near 0 are saturated units (Chapter 2,
     "Saturation")."""
+    check_model(rnn, "rnn", ElmanRNN)
     pre, states = rnn.pre_activations(x)
     return activation_derivative(rnn, pre, states)
 
@@ -145,6 +162,9 @@ def readout_loss(direction: torch.Tensor) -> Callable[[torch.Tensor], torch.Tens
     LayerNorm's output over its features is a constant (the sum of its bias), so its gradient
     through a Post-LN layer is exactly zero.
     """
+    check_tensor(direction, "direction", "(features,)", 1)
+    if direction.dim() != 1:
+        raise ValueError(f"direction must have shape (features,), got {tuple(direction.shape)}")
     return lambda outputs: (outputs[:, -1] @ direction).sum()
 
 
@@ -160,6 +180,8 @@ def distance_profile(model: nn.Module, steps: int, features: int, batch: int = 2
     share their last positions, so the last query is the same. Returns a (steps,) tensor;
     entry k is at distance steps - 1 - k from the last position.
     """
+    check_callable(model=model)
+    check_positive(steps=steps, features=features, batch=batch)
     generator = torch.Generator().manual_seed(seed)
     direction = torch.randn(features, dtype=torch.float64, generator=generator)
     # Drawn from the last position backwards: sequences of any length end with the same inputs.
@@ -177,6 +199,8 @@ def skip_path_only(layers: Sequence[nn.Module]):
     follows only the skip connections, with the LayerNorms on them (Chapter 4, "Residual
     connections and layer normalisation"). The hooks are removed on exit.
     """
+    for layer in layers:
+        check_model(layer, "every layer", "self_attn", "linear2")
     handles = []
     for layer in layers:
         handles.append(layer.self_attn.register_forward_hook(
@@ -200,11 +224,12 @@ def layer_input_gradients(layers: Sequence[nn.Module], x: torch.Tensor,
     norm over batch, time and features, and the gradient reaching h_l has crossed
     len(layers) - l layers.
     """
+    readout = readout_loss(direction)  # checks direction
     check_sequence(x, direction.numel())
     states = [x.detach().requires_grad_()]
     for layer in layers:
         states.append(layer(states[-1]))
-    grads = torch.autograd.grad(readout_loss(direction)(states[-1]), states)
+    grads = torch.autograd.grad(readout(states[-1]), states)
     return torch.stack([grad.norm() for grad in grads])
 
 
@@ -212,6 +237,7 @@ def stack_jacobian(layers: Sequence[nn.Module], x: torch.Tensor) -> torch.Tensor
     """The Jacobian d(output)/dx of the stack of ``layers`` at x (1, time, d_model), flattened to
     a (time d_model, time d_model) matrix (Chapter 4, "Residual connections and layer
     normalisation")."""
+    check_tensor(x, "x", "(1, time, d_model)", 3)
     if x.dim() != 3 or x.size(0) != 1:
         raise ValueError(f"x must have shape (1, time, d_model), got {tuple(x.shape)}")
 
@@ -233,6 +259,7 @@ def activation_gamma(
     phi' is evaluated by autograd in float64 on the grid of multiples of ``spacing`` in
     [-half_width, half_width] (0 is on the grid exactly); returns (gamma, the a of the maximum).
     """
+    check_callable(activation=activation)
     if not 0 < spacing <= half_width:
         raise ValueError(f"need 0 < spacing <= half_width, got {spacing}, {half_width}")
     count = round(half_width / spacing)
@@ -245,10 +272,10 @@ def activation_gamma(
 def matrix_power_norms(matrix: torch.Tensor, max_power: int) -> torch.Tensor:
     """Spectral norms ||W^k||_2 for k = 0 .. max_power, a (max_power + 1,) tensor (Chapter 2,
     "Eigenvalues versus singular values"). For a linear RNN, W^k is the Jacobian dh_t/dh_(t-k)."""
+    check_tensor(matrix, "matrix", "(n, n)", 2)
     if matrix.dim() != 2 or matrix.size(0) != matrix.size(1):
         raise ValueError(f"matrix must be square, got shape {tuple(matrix.shape)}")
-    if max_power < 0:
-        raise ValueError(f"max_power must be non-negative, got {max_power}")
+    check_int_range(0, None, max_power=max_power)
     power, norms = torch.eye(matrix.size(0), dtype=matrix.dtype), []
     for _ in range(max_power + 1):
         norms.append(torch.linalg.matrix_norm(power, ord=2))
@@ -271,6 +298,9 @@ def cell_state_jacobian(
 
     Returns the direct path diag(f_t) and the path through h_{t-1}, each (batch, hidden, hidden).
     """
+    check_model(lstm, "lstm", LSTM)
+    check_step(x_t, c_prev, lstm.input_size, lstm.hidden_size, lstm.weight_ih, "c_prev")
+    check_state(o_prev, tuple(c_prev.shape), "o_prev", x_t)
     h_prev = o_prev * torch.tanh(c_prev)
     i, f, g, _ = lstm.gates(lstm.input_parts(x_t), h_prev)
     w_i, w_f, w_g, _ = lstm.weight_hh.chunk(4, dim=0)
@@ -296,7 +326,8 @@ def cell_state_path(lstm: LSTM, x: torch.Tensor) -> CellStatePath:
     """Run ``lstm`` over x (batch, time, input) from zero state, recording along the way the
     forget gates and the size of each step's cell-state Jacobian (Chapter 3, "Measuring the
     gradient over distance")."""
-    check_sequence(x, lstm.input_size)
+    check_model(lstm, "lstm", LSTM)
+    check_sequence(x, lstm.input_size, like=lstm.weight_ih)
     h = c = o = x.new_zeros(x.size(0), lstm.hidden_size)
     forget_gates, step_norms = [], []
     for x_t in x.unbind(1):
@@ -314,6 +345,10 @@ def forget_product_norms(forget_gates: torch.Tensor) -> torch.Tensor:
     forget_gates (batch, time, hidden). This is the direct path diag(f) alone would leave of
     dC_T/dC_k (entry T is the empty product, 1 per unit).
     """
+    check_tensor(forget_gates, "forget_gates", "(batch, time, hidden)", 3)
+    if forget_gates.dim() != 3:
+        raise ValueError(f"forget_gates must have shape (batch, time, hidden), got "
+                         f"{tuple(forget_gates.shape)}")
     logs = forget_gates[:, 1:].log()
     suffix_sums = torch.cat([logs.flip(1).cumsum(1).flip(1), torch.zeros_like(logs[:, :1])], 1)
     return suffix_sums.exp().norm(dim=(0, 2))
@@ -321,6 +356,7 @@ def forget_product_norms(forget_gates: torch.Tensor) -> torch.Tensor:
 
 def softmax_jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
     """Frobenius norm of the softmax Jacobian diag(w) - w w^T, for weights (..., keys)."""
+    check_tensor(weights, "weights", "(..., keys)", 1)
     jacobian = torch.diag_embed(weights) - weights[..., :, None] * weights[..., None, :]
     return torch.linalg.matrix_norm(jacobian)
 
@@ -332,7 +368,8 @@ def ssm_decay_products(ssm: SelectiveSSM, x: torch.Tensor) -> torch.Tensor:
 
     x (batch, time, d_model). At most 1 (no explosion), and it decays unless Delta -> 0.
     """
-    decay, _, _ = ssm.discretize(x)
+    check_model(ssm, "ssm", SelectiveSSM)
+    decay, _, _ = ssm.discretize(x)  # checks x
     later = torch.cat([decay[:, 1:], torch.ones_like(decay[:, :1])], dim=1)
     products = later.flip(1).cumprod(1).flip(1)
     return products.amax(dim=(0, 2, 3))

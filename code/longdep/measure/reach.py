@@ -7,6 +7,9 @@ until a path reaches it, so the answer is exact, not a threshold. A recurrent la
 whose state crosses the sequence one step at a time; :func:`sweep_outputs` evaluates it in
 parallel sweeps over positions, one sweep per step, which is the path length Table 1 of Vaswani
 et al. (2017) counts for it.
+
+Arguments are checked as in :mod:`longdep.models._checks` (``TypeError`` for a wrong type,
+``ValueError`` naming the argument for a wrong value or shape).
 """
 
 from collections.abc import Callable, Iterator
@@ -16,7 +19,14 @@ from torch import nn
 from torch.autograd import forward_ad
 from torch.utils._pytree import tree_map
 
-from longdep.models._checks import first_output
+from longdep.models._checks import (
+    check_callable,
+    check_int_range,
+    check_model,
+    check_positive,
+    check_sequence,
+    first_output,
+)
 from longdep.models.attention import MultiHeadAttention
 from longdep.models.lstm import LSTM
 
@@ -31,6 +41,9 @@ def first_dependent_layer(outputs: Callable[[torch.Tensor], Iterator[torch.Tenso
     a path from the first input reaches it. Returns None if no output does. The global random
     state is left as it was.
     """
+    check_callable(outputs=outputs)
+    check_positive(steps=steps, features=features)
+    check_int_range(0, None, seed=seed)
     with torch.random.fork_rng(devices=[]), forward_ad.dual_level(), torch.no_grad():
         torch.manual_seed(seed)
         x = torch.randn(1, steps, features, dtype=torch.float64)
@@ -50,6 +63,9 @@ def sweep_outputs(model: nn.Module, x: torch.Tensor, max_sweeps: int) -> Iterato
     layer): after l sweeps the states of the first l positions are exact. ``model`` has
     ``step(x_t, state)``, like :class:`longdep.models.rnn.ElmanRNN` and :class:`longdep.models.lstm.LSTM`.
     """
+    check_model(model, "model", "step", "input_size", "hidden_size")
+    check_sequence(x, model.input_size)
+    check_positive(max_sweeps=max_sweeps)
     batch, steps, _ = x.shape
     zeros = x.new_zeros(batch, steps, model.hidden_size)
     state = (zeros, zeros) if isinstance(model, LSTM) else zeros
@@ -71,9 +87,13 @@ def masked_path_length(mask: torch.Tensor, features: int = 4, seed: int = 0) -> 
     blocked link has an attention weight of exactly zero, so the count is exact. Raises a
     ``ValueError`` if ``time`` layers never get there (no path at all).
     """
-    if mask.dim() != 2 or mask.size(0) != mask.size(1) or mask.dtype != torch.bool:
-        raise ValueError(f"mask must be a boolean (time, time) matrix, got {mask.dtype} "
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise TypeError(f"mask must be a boolean (time, time) tensor, got {type(mask).__name__} "
+                        f"{getattr(mask, 'dtype', '')}")
+    if mask.dim() != 2 or mask.size(0) != mask.size(1) or mask.numel() == 0:
+        raise ValueError(f"mask must be a boolean (time, time) matrix, got shape "
                          f"{tuple(mask.shape)}")
+    check_positive(features=features)
     steps = mask.size(0)
 
     def attention_layers(h: torch.Tensor):

@@ -1,39 +1,271 @@
 """Argument checks shared by the model files, and the one weight-copy helper.
 
 Every model file imports from here only (and from torch), so a reader can copy one model file
-with this one into a project of their own.
+with this one into a project of their own. The conventions, the same for every model:
+
+- a wrong type (not a tensor, a float mask, an integer input, the wrong torch module) raises
+  ``TypeError``; a wrong value or shape raises ``ValueError``. The message names the argument,
+  what it got and what it expects, with shapes written as in the docstrings;
+- inputs must have the dtype and device of the model's parameters (one message naming both);
+- empty inputs (a batch or a time axis of size 0) are refused with ``ValueError``: a model of
+  the book has no meaningful output for a sequence without steps;
+- NaN and inf in the inputs are not checked, as in PyTorch: they propagate to the outputs they
+  reach (each model file says which outputs those are).
 """
+
+import math
 
 import torch
 
 
-def check_sequence(x: torch.Tensor, features: int, name: str = "x") -> None:
-    """Raise a clear ``ValueError`` unless ``x`` has shape (batch, time, features)."""
-    if x.dim() != 3:
+def describe(x) -> str:
+    """A short description of ``x`` for messages: a tensor's dtype and shape, else its type."""
+    if isinstance(x, torch.Tensor):
+        dtype = str(x.dtype).removeprefix("torch.")
+        return f"{'an' if dtype[0] == 'i' else 'a'} {dtype} tensor of shape {tuple(x.shape)}"
+    return f"{type(x).__name__} {x!r}" if isinstance(x, (int, float, str)) else type(x).__name__
+
+
+def check_tensor(x, name: str, dims: str, min_dim: int = 1, floating: bool = True) -> None:
+    """Raise unless ``x`` is a non-empty tensor of at least ``min_dim`` dimensions, floating
+    point if ``floating``; ``dims`` is the expected shape as the docstrings write it."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape {dims}, got {describe(x)}")
+    if floating and not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor of shape {dims}, got "
+                        f"{describe(x)}; convert it with .float() or .double()")
+    if x.dim() < min_dim:
+        raise ValueError(f"{name} must have shape {dims}, got {describe(x)}")
+    if x.numel() == 0:
+        raise ValueError(f"{name} is empty, {describe(x)}: {dims} needs every size >= 1")
+
+
+def check_like(x: torch.Tensor, reference: torch.Tensor, name: str,
+               what: str = "the model's parameters are", dtype: bool = True) -> None:
+    """Raise a ``TypeError`` unless ``x`` has the device and (if ``dtype``) the dtype of
+    ``reference``; the message names both."""
+    if (dtype and x.dtype != reference.dtype) or x.device != reference.device:
+        raise TypeError(
+            f"{name} is {str(x.dtype).removeprefix('torch.')} on {x.device}, but {what} "
+            f"{str(reference.dtype).removeprefix('torch.')} on {reference.device}; convert one "
+            "with .to()")
+
+
+def check_sequence(x, features: int, name: str = "x", like: torch.Tensor | None = None) -> None:
+    """Raise unless ``x`` is a non-empty floating tensor (batch, time, features), with the
+    dtype and device of ``like`` (a parameter of the model) when given."""
+    check_tensor(x, name, f"(batch, time, {features})", 3)
+    if x.dim() != 3 or x.size(-1) != features:
+        raise ValueError(f"{name} must have shape (batch, time, {features}), got {describe(x)}")
+    if like is not None:
+        check_like(x, like, name)
+
+
+def check_state(h, shape: tuple[int, ...], name: str, like: torch.Tensor) -> None:
+    """Raise unless the state ``h`` is a floating (batch, hidden) tensor ``shape`` like ``like``."""
+    check_tensor(h, name, f"(batch, hidden) = {shape}")
+    if h.shape != shape:
+        raise ValueError(f"{name} must have shape (batch, hidden) = {shape}, got {describe(h)}")
+    check_like(h, like, name, "the inputs are")
+
+
+def state_or_zeros(state, x: torch.Tensor, hidden_size: int, names: str | tuple = "h0"):
+    """Zeros (batch, hidden_size) like x (batch, ...) for ``state=None``, else the checked state;
+    with a tuple of ``names`` the state is that many tensors, such as the LSTM's (h0, c0)."""
+    if isinstance(names, tuple):
+        if state is not None and (not isinstance(state, (tuple, list)) or len(state) != len(names)):
+            raise TypeError(f"state must be None or a pair ({', '.join(names)}) of tensors "
+                            f"(batch, hidden), got {describe(state)}")
+        return tuple(state_or_zeros(None if state is None else s, x, hidden_size, name)
+                     for s, name in zip(state or (None,) * len(names), names))
+    if state is None:
+        return x.new_zeros(x.size(0), hidden_size)
+    check_state(state, (x.size(0), hidden_size), names, x)
+    return state
+
+
+def check_step(x_t, h, input_size: int, hidden_size: int, like: torch.Tensor,
+               names: str | tuple = "h") -> None:
+    """Raise unless x_t is (batch, input_size) like ``like`` and the state ``h`` (or the tuple of
+    states named ``names``) is (batch, hidden_size)."""
+    check_tensor(x_t, "x_t", f"(batch, {input_size})", 2)
+    if x_t.dim() != 2 or x_t.size(1) != input_size:
+        raise ValueError(f"x_t must have shape (batch, {input_size}), got {describe(x_t)}")
+    check_like(x_t, like, "x_t")
+    if isinstance(names, tuple):
+        state_or_zeros(h, x_t, hidden_size, names)
+    else:
+        check_state(h, (x_t.size(0), hidden_size), names, x_t)
+
+
+def check_qkv(q, k, v, same_shape: bool = False, causal: bool = False) -> None:
+    """Raise unless q, k, v are floating tensors (..., time_q, d_k), (..., time_k, d_k),
+    (..., time_k, d_v) of one dtype and device; with ``same_shape`` their leading dimensions are
+    equal (else they broadcast, as in a matrix product), with ``causal`` time_q = time_k."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        check_tensor(x, name, "(..., time, features)", 2)
+        check_like(x, q, name, "q is")
+    if q.size(-1) != k.size(-1) or k.size(-2) != v.size(-2) or (
+            same_shape and not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
         raise ValueError(
-            f"{name} must have shape (batch, time, features), got {x.dim()} dimensions "
-            f"{tuple(x.shape)}"
-        )
-    if x.size(-1) != features:
-        raise ValueError(f"{name} has {x.size(-1)} features per step, expected {features}")
+            f"q, k, v must have shapes (..., time_q, d_k), (..., time_k, d_k), (..., time_k, d_v)"
+            f"{' with the same leading dimensions' if same_shape else ''}, got "
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    if causal and q.size(-2) != k.size(-2):
+        raise ValueError(f"q (..., time_q, d_k) and k (..., time_k, d_k): this attention needs "
+                         f"time_q = time_k, got {q.size(-2)} and {k.size(-2)}")
+
+
+def check_query_key_value(query, key, value, d_model: int, like: torch.Tensor) -> None:
+    """Raise unless query (batch, time_q, d_model), key and value (batch, time_k, d_model) are
+    floating tensors with one batch size, key and value one length, all like ``like``."""
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        check_sequence(x, d_model, name, like)
+    if key.shape != value.shape or key.size(0) != query.size(0):
+        raise ValueError(
+            f"query (batch, time_q, d_model), key and value (batch, time_k, d_model) need one "
+            f"batch size, key and value one length; got {tuple(query.shape)}, {tuple(key.shape)}, "
+            f"{tuple(value.shape)}")
+
+
+def check_mask(mask, shape: tuple[int, ...], dims: str, like: torch.Tensor) -> None:
+    """Raise unless ``mask`` is a boolean tensor on ``like``'s device that broadcasts to
+    ``shape`` (written ``dims`` in the docstrings) without enlarging it."""
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise TypeError(f"mask must be a boolean tensor (True = may attend) broadcastable to "
+                        f"{dims} = {tuple(shape)}, got {describe(mask)}")
+    sizes = zip(reversed(mask.shape), reversed(shape))
+    if mask.dim() > len(shape) or any(m not in (1, s) for m, s in sizes):
+        raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to {dims} = "
+                         f"{tuple(shape)}: a mask may repeat along the leading axes, never "
+                         "enlarge them")
+    check_like(mask, like, "mask", "the scores are", dtype=False)
+
+
+def check_tokens(tokens, vocab_size: int, name: str = "tokens") -> None:
+    """Raise unless ``tokens`` is a non-empty int64 (batch, time) tensor of ids in [0, vocab)."""
+    check_tensor(tokens, name, "(batch, time)", 2, floating=False)
+    if tokens.dtype != torch.int64:
+        raise TypeError(f"{name} must be int64 token ids of shape (batch, time), got "
+                        f"{describe(tokens)}")
+    if tokens.dim() != 2:
+        raise ValueError(f"{name} must have shape (batch, time), got {describe(tokens)}")
+    if tokens.device.type != "meta" and (tokens.min() < 0 or tokens.max() >= vocab_size):
+        raise ValueError(f"{name} must lie in [0, {vocab_size}), got values from "
+                         f"{tokens.min().item()} to {tokens.max().item()}")
 
 
 def check_positive(**values: int) -> None:
-    """Raise a clear ``ValueError`` unless every named value is a positive integer."""
+    """Raise a clear error unless every named value is an integer of at least 1."""
+    check_int_range(1, None, **values)
+
+
+def check_int_range(low: int, high: int | None, **values: int) -> None:
+    """Raise a ``TypeError`` unless every named value is an int, a ``ValueError`` unless it lies
+    in [low, high] (no upper limit for ``high=None``)."""
     for name, value in values.items():
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {describe(value)}")
+        if value < low:
+            raise ValueError(f"{name} must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
+
+
+def check_multiple(**values: int) -> None:
+    """Raise a ``ValueError`` unless the first named value is a multiple of the second, as
+    ``check_multiple(d_model=512, num_heads=8)``."""
+    (name, value), (of_name, of) = values.items()
+    if value % of:
+        raise ValueError(f"{name} must be a multiple of {of_name}, got {name}={value}, "
+                         f"{of_name}={of}")
+
+
+def check_finite(**values: float) -> None:
+    """Raise a clear error unless every named value is a finite real number."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number, got {describe(value)}")
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value}")
+
+
+def check_choice(**values: tuple[str, object]) -> None:
+    """Raise a ``ValueError`` unless each named value (value, choices) is one of its choices."""
+    for name, (value, choices) in values.items():
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+
+
+def check_probability(**values: float) -> None:
+    """Raise a clear error unless every named value (a dropout rate) lies in [0, 1)."""
+    check_finite(**values)
+    for name, value in values.items():
+        if not 0.0 <= value < 1.0:
+            raise ValueError(f"{name} must be in [0, 1), got {value}")
+
+
+def check_window(length: int, window: int) -> None:
+    """Raise a clear error unless 1 <= window <= length."""
+    check_positive(length=length, window=window)
+    if window > length:
+        raise ValueError(f"window {window} is larger than the sequence ({length} steps)")
+
+
+def check_callable(**values) -> None:
+    """Raise a ``TypeError`` unless every named value is callable (a function or a module)."""
+    for name, value in values.items():
+        if not callable(value):
+            raise TypeError(f"{name} must be callable (a function or a module), got "
+                            f"{describe(value)}")
+
+
+def check_model(model, name: str, *needs) -> None:
+    """Raise a ``TypeError`` unless ``model`` is an instance of every class in ``needs`` and has
+    every attribute named there, as ``check_model(rnn, "rnn", ElmanRNN)`` or
+    ``check_model(model, "model", "step", "hidden_size")``."""
+    for need in needs:
+        if isinstance(need, str) and not hasattr(model, need):
+            raise TypeError(f"{name} must have a {need!r} attribute, got {type(model).__name__}")
+        if isinstance(need, type) and not isinstance(model, need):
+            raise TypeError(f"{name} must be a {need.__name__}, got {type(model).__name__}")
+
+
+def check_module(module, cls: type, method: str = "from_torch", **needed) -> None:
+    """Raise a ``TypeError`` unless ``module`` is a ``cls`` (a torch.nn module class), then a
+    ``ValueError`` naming the first attribute whose value is not the one ``needed`` names."""
+    if not isinstance(module, cls):
+        raise TypeError(f"{method} needs a torch.nn.{cls.__name__}, got {type(module).__name__}")
+    check_options(module, method, **{name: (getattr(module, name), want)
+                                      for name, want in needed.items()})
+
+
+def check_options(module, method: str = "from_torch", **needed) -> None:
+    """Raise a ``ValueError`` naming the first option of ``module`` that a copy cannot represent;
+    ``needed`` maps each option to (its value, the value needed)."""
+    for option, (got, want) in needed.items():
+        if (got is not want) if want is None or got is None else got != want:
+            shown = "a tensor" if isinstance(got, torch.Tensor) else repr(got)
+            raise ValueError(f"{method} cannot take a torch.nn.{type(module).__name__} with "
+                             f"{option}={shown}: it needs {option}={want!r}")
+
+
+def copy_parameters(target: torch.nn.Module, tensors: dict[str, torch.Tensor]
+                    ) -> torch.nn.Module:
+    """Copy ``tensors`` into the parameters of ``target`` with those names, under no_grad; the
+    target first takes the tensors' dtype and device. Returns ``target``; nothing is shared."""
+    first = next(iter(tensors.values()))
+    target.to(device=first.device, dtype=first.dtype)
+    parameters = dict(target.named_parameters())
+    with torch.no_grad():
+        for name, tensor in tensors.items():
+            if parameters[name].shape != tensor.shape:
+                raise ValueError(f"cannot copy {name}: shape {tuple(tensor.shape)} into "
+                                 f"{tuple(parameters[name].shape)}")
+            parameters[name].copy_(tensor)
+    return target
 
 
 def first_output(outputs) -> torch.Tensor:
     """The (batch, time, features) outputs of a model that may return a tuple starting with them."""
     return outputs[0] if isinstance(outputs, tuple) else outputs
-
-def check_window(length: int, window: int) -> None:
-    """Raise a clear ``ValueError`` unless 1 <= window <= length."""
-    if length < 1:
-        raise ValueError(f"length must be at least 1, got {length}")
-    if window < 1:
-        raise ValueError(f"window must be at least 1, got {window}")
-    if window > length:
-        raise ValueError(f"window {window} is larger than the sequence ({length} steps)")

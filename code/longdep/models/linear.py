@@ -12,6 +12,15 @@ attention is an RNN. With phi = elu + 1 it is a different model from softmax att
 Performer's positive random features (Choromanski et al. 2021) phi(q) . phi(k) is an unbiased
 estimate of exp(q . k / sqrt(d)), so the output approximates softmax attention. Linformer
 (Wang et al. 2020) instead projects the time axis of the keys and values to a fixed length.
+
+Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+NaN and inf are not checked, as in PyTorch. In the causal forms a NaN or inf at step j never
+reaches an output of an earlier *chunk*: the state of the earlier chunks is an exclusive prefix
+sum, which adds and never subtracts, so step j's terms are not cancelled out of it either (a
+subtraction would leave round-off of the size of step j's terms in every earlier output). Within
+a chunk the causal mask is a matrix product with zero weights, so a NaN or inf value at step j
+still reaches the earlier steps of its own chunk (0 * inf = NaN), as in softmax attention; the
+recurrent form keeps it out of every earlier step.
 """
 
 import math
@@ -20,8 +29,10 @@ from collections.abc import Callable
 import torch
 
 try:  # inside the longdep package
+    from ._checks import check_positive, check_qkv, check_tensor
     from .attention import scaled_dot_product_attention
 except ImportError:  # copied into a folder of its own, beside _checks.py
+    from _checks import check_positive, check_qkv, check_tensor
     from attention import scaled_dot_product_attention
 
 
@@ -30,18 +41,23 @@ FeatureMap = Callable[[torch.Tensor], torch.Tensor]
 
 def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
     """phi(x) = elu(x) + 1 > 0, the feature map of Katharopoulos et al. (2020)."""
+    check_tensor(x, "x", "(..., features)")
     return torch.nn.functional.elu(x) + 1
 
 
-def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
-    """Raise a clear ``ValueError`` unless q, k, v are (..., time, d_k), (..., time_k, d_k),
-    (..., time_k, d_v) with equal leading dimensions."""
-    if (q.dim() < 2 or q.shape[:-2] != k.shape[:-2] or k.shape[:-1] != v.shape[:-1]
-            or q.size(-1) != k.size(-1)):
-        raise ValueError(
-            f"q, k, v must have shapes (..., time, d_k), (..., time_k, d_k), (..., time_k, d_v), "
-            f"got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
-        )
+def check_feature_map(feature_map) -> None:
+    """Raise a ``TypeError`` unless ``feature_map`` is callable."""
+    if not callable(feature_map):
+        raise TypeError(f"feature_map must be a function of a tensor, got "
+                        f"{type(feature_map).__name__}")
+
+
+def exclusive_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Entry i is the sum of the entries before i along ``dim`` (0 for the first): a cumulative
+    sum shifted by one, formed without subtracting, so no entry is cancelled out of another."""
+    check_tensor(x, "x", f"(...) with an axis {dim}", abs(dim) + (dim >= 0))
+    zeros = torch.zeros_like(x.narrow(dim, 0, 1))
+    return torch.cat([zeros, x.narrow(dim, 0, x.size(dim) - 1).cumsum(dim)], dim)
 
 
 def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True,
@@ -53,18 +69,17 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: 
     Without ``causal``, one sum over all keys: phi(q_t)^T (sum_j phi(k_j) v_j^T) / phi(q_t)^T z.
     Causal, chunk by chunk: within a chunk of ``chunk_size`` steps as masked kernel attention
     (chunk_size^2 scores), plus the state S (the sum of phi(k_j) v_j^T) of all earlier chunks,
-    a cumulative sum over chunks. Time and memory grow linearly with the length; no
+    an exclusive cumulative sum over chunks (:func:`exclusive_cumsum`, which never subtracts).
+    Time and memory grow linearly with the length; no
     (time, time) matrix is formed.
     """
-    check_qkv(q, k, v)
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    check_qkv(q, k, v, same_shape=True, causal=causal)
+    check_positive(chunk_size=chunk_size)
+    check_feature_map(feature_map)
     if not causal:
         phi_q, phi_k = feature_map(q), feature_map(k)
         numerator = phi_q @ (phi_k.transpose(-2, -1) @ v)
         return numerator / (phi_q @ phi_k.sum(-2)[..., None])
-    if q.size(-2) != k.size(-2):
-        raise ValueError(f"causal attention needs time = time_k, got {q.size(-2)}, {k.size(-2)}")
     steps = q.size(-2)
     chunks = -(-steps // chunk_size)
 
@@ -75,10 +90,10 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: 
         return padded.unflatten(-2, (chunks, chunk_size))
 
     phi_q, phi_k, v = feature_map(blocks(q)), feature_map(blocks(k)), blocks(v)
-    scores = (phi_q @ phi_k.transpose(-2, -1)).tril()
-    states, sums = phi_k.transpose(-2, -1) @ v, phi_k.sum(-2)
-    earlier_states, earlier_sums = states.cumsum(-3) - states, sums.cumsum(-2) - sums
-    numerator = scores @ v + phi_q @ earlier_states
+    scores = (phi_q @ phi_k.transpose(-2, -1)).tril()  # (..., chunks, chunk_size, chunk_size)
+    states, sums = phi_k.transpose(-2, -1) @ v, phi_k.sum(-2)  # (..., chunks, f, d_v), (.., f)
+    earlier_states, earlier_sums = exclusive_cumsum(states, -3), exclusive_cumsum(sums, -2)
+    numerator = scores @ v + phi_q @ earlier_states  # (..., chunks, chunk_size, d_v)
     denominator = scores.sum(-1) + (phi_q * earlier_sums[..., None, :]).sum(-1)
     return (numerator / denominator[..., None]).flatten(-3, -2)[..., :steps, :]
 
@@ -91,9 +106,8 @@ def linear_attention_recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
     y_t = phi(q_t)^T S_t / phi(q_t)^T z_t. Same shapes and outputs as
     ``linear_attention(q, k, v, causal=True)``, one step at a time.
     """
-    check_qkv(q, k, v)
-    if q.size(-2) != k.size(-2):
-        raise ValueError(f"causal attention needs time = time_k, got {q.size(-2)}, {k.size(-2)}")
+    check_qkv(q, k, v, same_shape=True, causal=True)
+    check_feature_map(feature_map)
     phi_q, phi_k = feature_map(q), feature_map(k)
     state = phi_k.new_zeros(*phi_k.shape[:-2], phi_k.size(-1), v.size(-1))
     normaliser = phi_k.new_zeros(*phi_k.shape[:-2], phi_k.size(-1))
@@ -115,10 +129,9 @@ def random_projection(num_features: int, dim: int, orthogonal: bool = True,
     ``orthogonal``: rows orthogonal within each block of ``dim`` rows (the "OR" of FAVOR+), each
     rescaled to the length of a Gaussian vector so that every row keeps the N(0, I) marginal.
     """
-    if num_features < 1:
-        raise ValueError(f"num_features must be at least 1, got {num_features}")
-    if dim < 1:
-        raise ValueError(f"dim must be at least 1, got {dim}")
+    check_positive(num_features=num_features, dim=dim)
+    if not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point dtype, got {dtype}")
     gaussian = torch.randn(num_features, dim, generator=generator, dtype=dtype)
     if not orthogonal:
         return gaussian
@@ -139,10 +152,11 @@ def favor_features(x: torch.Tensor, projection: torch.Tensor) -> torch.Tensor:
     E[phi(q) . phi(k)] = exp(q . k / sqrt(d)), the softmax kernel, and every feature is positive
     (no cancelling signs, unlike sin/cos features).
     """
-    if x.size(-1) != projection.size(-1):
-        raise ValueError(
-            f"x has {x.size(-1)} features, the projection expects {projection.size(-1)}"
-        )
+    check_tensor(x, "x", "(..., time, d)")
+    check_tensor(projection, "projection", "(m, d)", 2)
+    if projection.dim() != 2 or x.size(-1) != projection.size(-1):
+        raise ValueError(f"x (..., time, d) has d = {x.size(-1)} features, the projection (m, d) "
+                         f"is {tuple(projection.shape)}")
     scaled = x * x.size(-1) ** -0.25
     exponent = scaled @ projection.T - (scaled**2).sum(-1, keepdim=True) / 2
     return torch.exp(exponent) / math.sqrt(projection.size(0))
@@ -162,7 +176,8 @@ def linformer_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     K' = E K and V' = E V have k rows, so the scores are (time, k), linear in time for fixed k.
     E mixes all positions, so there is no causal version, and the layer only accepts time = n.
     """
-    check_qkv(q, k, v)
+    check_qkv(q, k, v, same_shape=True)
+    check_tensor(projection, "projection", "(k, n)", 2)
     if projection.dim() != 2 or projection.size(1) != k.size(-2):
         raise ValueError(
             f"the projection (k, n) = {tuple(projection.shape)} was made for sequences of length "

@@ -1,4 +1,4 @@
-"""The long short-term memory network written from scratch (Chapter 3).
+"""The long short-term memory network written from scratch (Chapter 3, "Gates and the cell state").
 
 One step of the LSTM is, with sigma the logistic sigmoid and * the elementwise product,
 
@@ -7,41 +7,41 @@ One step of the LSTM is, with sigma the logistic sigmoid and * the elementwise p
     c_t = f_t * c_{t-1} + i_t * g_t,        h_t = o_t * tanh(c_t),
 
 the equations, gate order (input, forget, cell candidate, output) and parameter names of
-:class:`torch.nn.LSTMCell`, so that :meth:`LSTM.from_torch` only copies tensors.
+:class:`torch.nn.LSTMCell`, so that :meth:`LSTM.from_torch` and :meth:`LSTM.to_torch` only copy
+tensors.
+
+Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+NaN and inf are not checked, as in PyTorch: one in x_t, h_{t-1} or c_{t-1} propagates to
+(h_t, c_t) and, through the state, to every later step.
 """
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import check_sequence
+    from ._checks import (check_finite, check_module, check_positive, check_sequence,
+                          check_step, copy_parameters, state_or_zeros)
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_sequence
+    from _checks import (check_finite, check_module, check_positive, check_sequence,
+                         check_step, copy_parameters, state_or_zeros)
 
 
-State = tuple[torch.Tensor, torch.Tensor]
+State = tuple[Tensor, Tensor]
+NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
 
 class LSTM(nn.Module):
-    """A one-layer LSTM over a whole sequence (Chapter 3, "Gates and the cell state").
-
-    Parameters have the names and shapes of :class:`torch.nn.LSTMCell`: ``weight_ih``
-    (4 hidden, input), ``weight_hh`` (4 hidden, hidden), ``bias_ih`` and ``bias_hh`` (4 hidden,),
-    stacked in the gate order i, f, g, o. They are initialised from U(-1/sqrt(hidden),
-    1/sqrt(hidden)) as PyTorch does, except the forget gate's bias: its slice of ``bias_ih``
-    (rows hidden .. 2 hidden - 1) is set to ``forget_bias`` and its slice of ``bias_hh`` to 0, so
-    the forget gate's total bias is exactly ``forget_bias`` and, with zero input and state,
-    f = sigma(forget_bias). ``forget_bias=1`` is the remedy of Jozefowicz et al. (2015).
-    """
+    """A one-layer LSTM, batch first (Chapter 3, "Gates and the cell state"). Parameters as in
+    :class:`torch.nn.LSTMCell`, gates stacked i, f, g, o: ``weight_ih`` (4 hidden, input),
+    ``weight_hh`` (4 hidden, hidden), ``bias_ih``, ``bias_hh`` (4 hidden,), from U(-1/sqrt(hidden),
+    1/sqrt(hidden)) but for the forget gate's rows, ``forget_bias`` in ``bias_ih`` and 0 in
+    ``bias_hh``: f = sigma(forget_bias) at zero input and state (1: Jozefowicz et al. 2015)."""
 
     def __init__(self, input_size: int, hidden_size: int, forget_bias: float = 0.0):
         super().__init__()
-        if input_size < 1 or hidden_size < 1:
-            raise ValueError(
-                f"input_size and hidden_size must be positive, got {input_size}, {hidden_size}"
-            )
-        self.input_size = input_size
-        self.hidden_size = hidden_size
+        check_positive(input_size=input_size, hidden_size=hidden_size)
+        check_finite(forget_bias=forget_bias)
+        self.input_size, self.hidden_size = input_size, hidden_size
         self.forget_bias = float(forget_bias)
         self.weight_ih = nn.Parameter(torch.empty(4 * hidden_size, input_size))
         self.weight_hh = nn.Parameter(torch.empty(4 * hidden_size, hidden_size))
@@ -50,99 +50,58 @@ class LSTM(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        bound = self.hidden_size**-0.5
         for parameter in self.parameters():
-            nn.init.uniform_(parameter, -bound, bound)
-        forget = slice(self.hidden_size, 2 * self.hidden_size)
+            nn.init.uniform_(parameter, -self.hidden_size**-0.5, self.hidden_size**-0.5)
         with torch.no_grad():
-            self.bias_ih[forget] = self.forget_bias
-            self.bias_hh[forget] = 0.0
+            self.bias_ih[self.hidden_size : 2 * self.hidden_size] = self.forget_bias
+            self.bias_hh[self.hidden_size : 2 * self.hidden_size] = 0.0
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}, forget_bias={self.forget_bias}"
 
-    @classmethod
-    def from_torch(cls, lstm: nn.LSTM) -> "LSTM":
-        """Copy the weights of a one-layer, unidirectional :class:`torch.nn.LSTM` with biases."""
-        if lstm.num_layers != 1 or lstm.bidirectional or not lstm.bias or lstm.proj_size:
-            raise ValueError(
-                "from_torch needs a one-layer, unidirectional nn.LSTM with biases and no projection"
-            )
-        model = cls(lstm.input_size, lstm.hidden_size).to(dtype=lstm.weight_ih_l0.dtype)
-        with torch.no_grad():
-            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-                getattr(model, name).copy_(getattr(lstm, name + "_l0"))
-        return model
+    def initial_state(self, x: Tensor, state: State | None) -> State:
+        """(h0, c0), each (batch, hidden): zeros for ``state=None``, else the checked pair."""
+        return state_or_zeros(state, x, self.hidden_size, ("h0", "c0"))
 
-    def to_torch(self) -> nn.LSTM:
-        """A :class:`torch.nn.LSTM` (batch_first=True) holding copies of these weights.
+    def input_parts(self, x: Tensor) -> Tensor:
+        """W_ih x + b_ih + b_hh for x (..., input): the gates' share that needs no earlier state."""
+        return x @ self.weight_ih.T + (self.bias_ih + self.bias_hh)  # (..., 4 hidden)
 
-        It computes the same function (the tests check it) with PyTorch's compiled loop, several
-        times faster to train than this Python loop; Chapter 3 trains with it.
-        """
-        lstm = nn.LSTM(self.input_size, self.hidden_size, batch_first=True)
-        lstm = lstm.to(dtype=self.weight_ih.dtype)
-        with torch.no_grad():
-            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-                getattr(lstm, name + "_l0").copy_(getattr(self, name))
-        return lstm
-
-    def initial_state(self, x: torch.Tensor, state: State | None) -> State:
-        """Zeros for ``state=None``; otherwise check that h0 and c0 are (batch, hidden)."""
-        batch = x.size(0)
-        if state is None:
-            zeros = x.new_zeros(batch, self.hidden_size)
-            return zeros, zeros
-        if not isinstance(state, (tuple, list)) or len(state) != 2:
-            raise ValueError("state must be a pair (h0, c0)")
-        for name, tensor in zip(("h0", "c0"), state):
-            if tensor.shape != (batch, self.hidden_size):
-                raise ValueError(
-                    f"{name} must have shape (batch, hidden) = {(batch, self.hidden_size)}, "
-                    f"got {tuple(tensor.shape)}"
-                )
-        return state[0], state[1]
-
-    def gates(self, input_part: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def gates(self, input_part: Tensor, h: Tensor) -> tuple[Tensor, ...]:
         """The gates i, f, g, o, each (batch, hidden), from the input's share and h_{t-1}."""
-        pre = torch.addmm(input_part, h, self.weight_hh.T)
+        pre = torch.addmm(input_part, h, self.weight_hh.T)  # (batch, 4 hidden)
         i, f, _, o = torch.sigmoid(pre).chunk(4, dim=-1)
-        g = torch.tanh(pre[:, 2 * self.hidden_size : 3 * self.hidden_size])
-        return i, f, g, o
+        return i, f, torch.tanh(pre[:, 2 * self.hidden_size : 3 * self.hidden_size]), o
 
-    def cell(self, input_part: torch.Tensor, state: State) -> State:
-        """One step given the input's share of the gates, W_ih x_t + b_ih + b_hh (batch, 4 n).
-
-        Splitting it off lets :meth:`forward` compute the input's share for every step in one
-        matrix product; only what depends on h_{t-1} has to wait for the previous step.
-        """
-        h, c = state
-        i, f, g, o = self.gates(input_part, h)
-        c = torch.addcmul(f * c, i, g)
+    def cell(self, input_part: Tensor, state: State) -> State:
+        """One step from the input's share of the gates (batch, 4 hidden); see :meth:`forward`."""
+        i, f, g, o = self.gates(input_part, state[0])
+        c = torch.addcmul(f * state[1], i, g)  # (batch, hidden)
         return o * torch.tanh(c), c
 
-    def input_parts(self, x: torch.Tensor) -> torch.Tensor:
-        """W_ih x + b_ih + b_hh for x (..., input): the gates' share that needs no earlier state."""
-        return x @ self.weight_ih.T + (self.bias_ih + self.bias_hh)
-
-    def step(self, x_t: torch.Tensor, state: State) -> State:
+    def step(self, x_t: Tensor, state: State) -> State:
         """One step: x_t (batch, input), (h_{t-1}, c_{t-1}) each (batch, hidden) -> (h_t, c_t)."""
-        if x_t.dim() != 2 or x_t.size(-1) != self.input_size:
-            raise ValueError(
-                f"x_t must have shape (batch, {self.input_size}), got {tuple(x_t.shape)}"
-            )
+        check_step(x_t, state, self.input_size, self.hidden_size, self.weight_ih, ("h", "c"))
         return self.cell(self.input_parts(x_t), state)
 
-    def forward(self, x: torch.Tensor, state: State | None = None) -> tuple[torch.Tensor, State]:
-        """x: (batch, time, input); state: (h0, c0), each (batch, hidden), or None for zeros.
-
-        Returns the hidden states at every step, (batch, time, hidden), and the last (h, c).
-        """
-        check_sequence(x, self.input_size)
-        state = self.initial_state(x, state)
-        input_parts = self.input_parts(x)
-        outputs = []
-        for t in range(x.size(1)):
-            state = self.cell(input_parts[:, t], state)
-            outputs.append(state[0])
+    def forward(self, x: Tensor, state: State | None = None) -> tuple[Tensor, State]:
+        """x (batch, time, input), state (h0, c0) or None -> h (batch, time, hidden), (h_T, c_T)."""
+        check_sequence(x, self.input_size, like=self.weight_ih)
+        state, outputs = self.initial_state(x, state), []
+        # The input's share of every step in one product: only h_{t-1}'s share waits.
+        for input_part in self.input_parts(x).unbind(1):  # (batch, 4 hidden)
+            outputs.append((state := self.cell(input_part, state))[0])
         return torch.stack(outputs, dim=1), state
+
+    @classmethod
+    def from_torch(cls, lstm: nn.LSTM) -> "LSTM":
+        """A copy of a one-layer, unidirectional :class:`torch.nn.LSTM`, batch_first=True."""
+        check_module(lstm, nn.LSTM, num_layers=1, bias=True, bidirectional=False,
+                     batch_first=True, proj_size=0)
+        model = cls(lstm.input_size, lstm.hidden_size)
+        return copy_parameters(model, {name: getattr(lstm, name + "_l0") for name in NAMES})
+
+    def to_torch(self) -> nn.LSTM:
+        """The same function as a :class:`torch.nn.LSTM` (batch_first=True): faster to train."""
+        lstm = nn.LSTM(self.input_size, self.hidden_size, batch_first=True)
+        return copy_parameters(lstm, {name + "_l0": getattr(self, name) for name in NAMES})

@@ -5,20 +5,23 @@
 take that call and mix the sequence another way; :func:`mixer_stack` builds a Pre-LN
 :class:`longdep.models.transformer.EncoderStack` and puts one of them in every layer. All of them are
 causal by construction, so they take no mask.
+
+Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError);
+NaN and inf propagate as in each mixer's own module.
 """
 
 import torch
 from torch import nn
 
 try:  # inside the longdep package
-    from ._checks import check_sequence
+    from ._checks import check_choice, check_positive, check_sequence
     from .attention import MultiHeadAttention
     from .linear import linear_attention
     from .sparse import sliding_window_attention
     from .ssm import SelectiveSSM
     from .transformer import EncoderStack
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_sequence
+    from _checks import check_choice, check_positive, check_sequence
     from attention import MultiHeadAttention
     from linear import linear_attention
     from sparse import sliding_window_attention
@@ -30,13 +33,13 @@ MIXERS = ("softmax", "window", "linear", "ssm")
 
 
 def check_self_mixing(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                      mask: torch.Tensor | None, d_model: int) -> None:
+                      mask: torch.Tensor | None, d_model: int, like: torch.Tensor) -> None:
     """Raise a clear ``ValueError`` unless this is causal self-mixing of (batch, time, d_model)."""
     if key is not query or value is not query:
         raise ValueError("this mixer only does self-attention: pass the same tensor three times")
     if mask is not None:
         raise ValueError("this mixer is causal by construction and takes no mask")
-    check_sequence(query, d_model, "query")
+    check_sequence(query, d_model, "query", like)
 
 
 class CausalHeadsMixer(MultiHeadAttention):
@@ -50,16 +53,16 @@ class CausalHeadsMixer(MultiHeadAttention):
         raise NotImplementedError
 
     def forward(self, query, key, value, mask=None):
-        check_self_mixing(query, key, value, mask, self.d_model)
-        batch, steps, _ = query.shape
+        check_self_mixing(query, key, value, mask, self.d_model, self.q_proj.weight)
         heads = self.mix_heads(*self.project(query, key, value))  # (batch, heads, time, d_k)
-        return self.out_proj(heads.transpose(1, 2).reshape(batch, steps, self.d_model)), None
+        return self.out_proj(heads.transpose(1, 2).flatten(2)), None  # (batch, time, d_model)
 
 
 class WindowedSelfAttention(CausalHeadsMixer):
     """Causal sliding-window attention of ``window`` keys per query, banded (O(time * window))."""
 
     def __init__(self, d_model: int, num_heads: int, window: int):
+        check_positive(window=window)
         super().__init__(d_model, num_heads)
         self.window = window
 
@@ -83,7 +86,7 @@ class SSMSelfMixer(nn.Module):
         self.ssm = SelectiveSSM(d_model, state_size)
 
     def forward(self, query, key, value, mask=None):
-        check_self_mixing(query, key, value, mask, self.d_model)
+        check_self_mixing(query, key, value, mask, self.d_model, self.ssm.D)
         return self.ssm(query), None
 
 
@@ -96,8 +99,9 @@ def mixer_stack(mixer: str, d_model: int, num_heads: int, num_layers: int, d_ff:
     With ``input_size`` a linear map from input_size to d_model features comes first, so that
     the stack can read embeddings of another width: (batch, time, input_size) -> (..., d_model).
     """
-    if mixer not in MIXERS:
-        raise ValueError(f"mixer must be one of {MIXERS}, got {mixer!r}")
+    check_choice(mixer=(mixer, MIXERS))
+    if input_size is not None:
+        check_positive(input_size=input_size)
     stack = EncoderStack(d_model, num_heads, num_layers, d_ff, max_len, norm_first=True,
                          causal=mixer == "softmax")
     for layer in stack.layers:

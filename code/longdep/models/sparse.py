@@ -12,17 +12,22 @@ one attention function, :func:`longdep.models.attention.scaled_dot_product_atten
 
 A dense mask still builds the (time, time) score matrix. :func:`sliding_window_attention` computes
 the same output as the sliding-window mask from (time, window) bands only, in O(time * window).
+
+Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+NaN and inf are not checked, as in PyTorch. In :func:`sliding_window_attention` a NaN or inf key
+or value outside a query's window never reaches that query's output: its band holds only the
+window's keys and zero padding. With the dense mask instead, a NaN *value* at a blocked position
+still reaches it through 0 * NaN = NaN (:mod:`longdep.models.attention`); the tests check both.
 """
 
 import torch
 
 try:  # inside the longdep package
-    from ._checks import check_window
+    from ._checks import check_int_range, check_qkv, check_window
     from .attention import causal_mask, sliding_window_mask
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_window
+    from _checks import check_int_range, check_qkv, check_window
     from attention import causal_mask, sliding_window_mask
-
 
 
 def global_token_mask(length: int, window: int, global_positions: list[int],
@@ -30,9 +35,11 @@ def global_token_mask(length: int, window: int, global_positions: list[int],
     """Sliding window plus global tokens (Longformer): each position in ``global_positions``
     attends to every key and every query attends to it (within causality when ``causal``)."""
     mask = sliding_window_mask(length, window, causal)
+    if not all(isinstance(p, int) and not isinstance(p, bool) for p in global_positions):
+        raise TypeError(f"global_positions must be a list of ints, got {global_positions!r}")
     positions = torch.as_tensor(global_positions, dtype=torch.long)
     if positions.numel() and (positions.min() < 0 or positions.max() >= length):
-        raise ValueError(f"global positions must lie in [0, {length}), got {global_positions}")
+        raise ValueError(f"global_positions must lie in [0, {length}), got {global_positions}")
     mask[positions, :] = True
     mask[:, positions] = True
     return mask & causal_mask(length) if causal else mask
@@ -42,9 +49,8 @@ def bigbird_mask(length: int, window: int, global_positions: list[int], num_rand
                  generator: torch.Generator | None = None, causal: bool = True) -> torch.Tensor:
     """BigBird's pattern: window + global tokens + ``num_random`` random keys for every query,
     drawn without replacement among the keys it may see (j <= i when ``causal``)."""
-    if not 0 <= num_random <= length:
-        raise ValueError(f"num_random must be in [0, {length}], got {num_random}")
     mask = global_token_mask(length, window, global_positions, causal)
+    check_int_range(0, length, num_random=num_random)
     draws = torch.rand(length, length, generator=generator)
     if causal:
         # Keys a query may not see get a draw below every allowed one, and are removed after.
@@ -63,11 +69,7 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     without ever forming a (time, time) matrix: the keys and values are zero-padded and unfolded
     into one (span, features) block per query, span = window (causal) or 2 window - 1.
     """
-    if q.shape[:-1] != k.shape[:-1] or k.shape[:-1] != v.shape[:-1] or q.size(-1) != k.size(-1):
-        raise ValueError(
-            f"q, k, v must have shapes (..., time, d_k), (..., time, d_k), (..., time, d_v), "
-            f"got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
-        )
+    check_qkv(q, k, v, same_shape=True, causal=True)
     length = q.size(-2)
     check_window(length, window)
     before, after = window - 1, 0 if causal else window - 1
@@ -78,9 +80,10 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
         return padded.unfold(-2, span, 1).transpose(-1, -2)
 
     key_bands, value_bands = bands(k), bands(v)
-    scores = torch.einsum("...tf,...tsf->...ts", q * q.size(-1) ** -0.5, key_bands)
+    scores = torch.einsum("...tf,...tsf->...ts", q * q.size(-1) ** -0.5, key_bands)  # (.., t, span)
     # Band slot s of query t holds key t - before + s; slots outside [0, time) are padding.
-    keys = torch.arange(length)[:, None] - before + torch.arange(span)[None, :]
+    keys = (torch.arange(length, device=q.device)[:, None] - before
+            + torch.arange(span, device=q.device)[None, :])  # (time, span)
     inside = (keys >= 0) & (keys < length)
     scores = scores.masked_fill(~inside, torch.finfo(scores.dtype).min)
     return torch.einsum("...ts,...tsf->...tf", torch.softmax(scores, dim=-1), value_bands)

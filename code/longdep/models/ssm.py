@@ -13,6 +13,10 @@ linear in h, so it can be evaluated by a parallel scan in log2(time) rounds inst
 Since 0 < Abar_t < 1, dh_T/dh_k = prod_{r=k+1..T} Abar_r can never explode, but it is a product
 of gates below one: with N = 1, A = -1, B = 1 it is exactly 1 - sigmoid, a forget gate (Gu & Dao,
 Theorem 1).
+
+Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+NaN and inf are not checked, as in PyTorch: one in x_t reaches y_t and, through the state, every
+later step, never an earlier one (both scans only combine step t with steps before it).
 """
 
 import math
@@ -21,14 +25,17 @@ import torch
 from torch import nn
 
 try:  # inside the longdep package
-    from ._checks import check_sequence
+    from ._checks import check_choice, check_like, check_positive, check_sequence, check_tensor
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_sequence
+    from _checks import check_choice, check_like, check_positive, check_sequence, check_tensor
 
 
 def check_scan(a: torch.Tensor, b: torch.Tensor) -> None:
-    """Raise a clear ``ValueError`` unless a and b have one shape (batch, time, ...)."""
-    if a.shape != b.shape or a.dim() < 2:
+    """Raise a clear error unless a and b are floating tensors of one shape (batch, time, ...)."""
+    check_tensor(a, "a", "(batch, time, ...)", 2)
+    check_tensor(b, "b", "(batch, time, ...)", 2)
+    check_like(b, a, "b", "a is")
+    if a.shape != b.shape:
         raise ValueError(
             f"a and b must have the same shape (batch, time, ...), got {tuple(a.shape)} and "
             f"{tuple(b.shape)}"
@@ -83,12 +90,8 @@ class SelectiveSSM(nn.Module):
     def __init__(self, d_model: int, state_size: int = 8, scan: str = "parallel",
                  dt_min: float = 1e-3, dt_max: float = 1e-1):
         super().__init__()
-        if d_model < 1 or state_size < 1:
-            raise ValueError(
-                f"d_model and state_size must be positive, got {d_model}, {state_size}"
-            )
-        if scan not in SCANS:
-            raise ValueError(f"scan must be one of {sorted(SCANS)}, got {scan!r}")
+        check_positive(d_model=d_model, state_size=state_size)
+        check_choice(scan=(scan, SCANS))
         if not 0 < dt_min <= dt_max:
             raise ValueError(f"need 0 < dt_min <= dt_max, got {dt_min}, {dt_max}")
         self.d_model, self.state_size, self.scan = d_model, state_size, scan
@@ -104,15 +107,16 @@ class SelectiveSSM(nn.Module):
 
     def discretize(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Abar and Bbar x, each (batch, time, d_model, state_size), and C (batch, time, state)."""
-        check_sequence(x, self.d_model)
-        delta = nn.functional.softplus(self.delta_proj(x))
+        check_sequence(x, self.d_model, like=self.D)
+        delta = nn.functional.softplus(self.delta_proj(x))  # (batch, time, d_model)
         A = -torch.exp(self.A_log)
-        decay = torch.exp(delta[..., None] * A)
-        drive = (1 - decay) / -A * self.B_proj(x)[:, :, None, :] * x[..., None]
+        decay = torch.exp(delta[..., None] * A)  # (batch, time, d_model, state_size)
+        drive = (1 - decay) / -A * self.B_proj(x)[:, :, None, :] * x[..., None]  # the same
         return decay, drive, self.C_proj(x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x (batch, time, d_model) -> y (batch, time, d_model)."""
         decay, drive, C = self.discretize(x)
-        states = SCANS[self.scan](decay, drive)
+        states = SCANS[self.scan](decay, drive)  # (batch, time, d_model, state_size)
         return torch.einsum("btcn,btn->btc", states, C) + self.D * x
 

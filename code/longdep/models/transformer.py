@@ -1,86 +1,90 @@
 """The Transformer encoder built from :mod:`longdep.models.attention` (Chapters 4 and 5).
 
-An encoder layer is self-attention and a position-wise feed-forward network, each wrapped in a
-residual connection and a layer normalisation, in one of two orders:
+An encoder layer is self-attention and a position-wise feed-forward network,
+FFN(x) = W_2 relu(W_1 x + b_1) + b_2, each wrapped in a residual connection and a layer
+normalisation, in one of two orders:
 
     Post-LN (Vaswani et al. 2017):  x <- LN(x + F(x))
     Pre-LN  (Xiong et al. 2020):    x <- x + F(LN(x))
 
 Only Pre-LN leaves an identity path from the input of the stack to its output, which is why deep
 Post-LN stacks need learning-rate warm-up (Chapter 5, "Training stability done right").
+:class:`TransformerEncoder` maps tokens to (batch, time, d_model); :class:`NextTokenHead` turns
+that into next-token logits, and :func:`next_token_model` joins the two.
+
+Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+NaN and inf are not checked, as in PyTorch. A LayerNorm spreads one over all features of its
+position, and attention spreads it to every query, even in a causal stack: a query's weight for a
+later position is exactly 0, but 0 * NaN = NaN in the product with the values
+(:mod:`longdep.models.attention`; the tests check it).
 """
 
 import math
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import check_sequence
+    from ._checks import (check_mask, check_model, check_module, check_options, check_positive,
+                          check_sequence, check_tokens, copy_parameters)
     from .attention import MultiHeadAttention, PositionalEncoding, causal_mask
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_sequence
+    from _checks import (check_mask, check_model, check_module, check_options, check_positive,
+                         check_sequence, check_tokens, copy_parameters)
     from attention import MultiHeadAttention, PositionalEncoding, causal_mask
 
 
-class EncoderLayer(nn.Module):
-    """One encoder layer (Chapter 4, "Residual connections and layer normalisation").
+COPIED = [f"{module}.{kind}" for module in ("linear1", "linear2", "norm1", "norm2")
+          for kind in ("weight", "bias")]
 
-    Submodules have the names of :class:`torch.nn.TransformerEncoderLayer` (``self_attn``,
-    ``linear1``, ``linear2``, ``norm1``, ``norm2``, ``dropout``, ``dropout1``, ``dropout2``), with a
-    ReLU feed-forward network linear2(relu(linear1(x))) of inner width ``d_ff``.
-    """
+
+def torch_layer_options(layer: nn.TransformerEncoderLayer) -> dict[str, tuple]:
+    """The options of a torch encoder layer that :meth:`EncoderLayer.from_torch` needs, each as
+    (its value, the value needed)."""
+    activation = {1: "relu", 2: "gelu"}.get(layer.activation_relu_or_gelu, layer.activation)
+    return dict(batch_first=(layer.self_attn.batch_first, True), activation=(activation, "relu"),
+                bias=(layer.linear1.bias is not None, True),
+                layer_norm_eps=(layer.norm1.eps, 1e-5))
+
+
+class EncoderLayer(nn.Module):
+    """One encoder layer (Chapter 4, "Residual connections and layer normalisation"); submodules
+    named as in :class:`torch.nn.TransformerEncoderLayer` (self_attn, linear1, norm1, ...)."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
                  norm_first: bool = False):
         super().__init__()
-        if d_ff < 1:
-            raise ValueError(f"d_ff must be positive, got {d_ff}")
-        self.d_model = d_model
-        self.norm_first = norm_first
+        check_positive(d_ff=d_ff)
+        self.d_model, self.norm_first = d_model, norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
-        self.linear1 = nn.Linear(d_model, d_ff)
-        self.linear2 = nn.Linear(d_ff, d_model)
-        self.norm1 = nn.LayerNorm(d_model)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
+        self.linear1, self.linear2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.dropout, self.dropout1, self.dropout2 = (nn.Dropout(dropout) for _ in range(3))
+
+    def attention_block(self, x: Tensor, mask: Tensor | None) -> Tensor:
+        return self.dropout1(self.self_attn(x, x, x, mask)[0])
+
+    def feed_forward_block(self, x: Tensor) -> Tensor:
+        return self.dropout2(self.linear2(self.dropout(torch.relu(self.linear1(x)))))
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
+        """x (batch, time, d_model) -> the same; mask as in :meth:`MultiHeadAttention.forward`."""
+        check_sequence(x, self.d_model, like=self.linear1.weight)
+        if self.norm_first:  # Pre-LN
+            x = x + self.attention_block(self.norm1(x), mask)
+            return x + self.feed_forward_block(self.norm2(x))
+        x = self.norm1(x + self.attention_block(x, mask))  # Post-LN
+        return self.norm2(x + self.feed_forward_block(x))
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "EncoderLayer":
-        """Copy the weights of a :class:`torch.nn.TransformerEncoderLayer` built with
-        ``batch_first=True`` and ``activation="relu"``."""
-        if not layer.self_attn.batch_first or layer.activation_relu_or_gelu != 1:
-            raise ValueError('from_torch needs nn.TransformerEncoderLayer(batch_first=True, '
-                             'activation="relu")')
-        if layer.norm1.eps != 1e-5 or layer.linear1.bias is None:
-            raise ValueError("from_torch needs layer_norm_eps=1e-5 and bias=True")
+        """A copy of a :class:`torch.nn.TransformerEncoderLayer` (batch_first=True, relu)."""
+        check_module(layer, nn.TransformerEncoderLayer)
+        check_options(layer, **torch_layer_options(layer))
         model = cls(layer.self_attn.embed_dim, layer.self_attn.num_heads,
                     layer.linear1.out_features, layer.dropout.p, layer.norm_first)
         model.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
-        model = model.to(dtype=layer.linear1.weight.dtype)
-        for name in ("linear1", "linear2", "norm1", "norm2"):
-            getattr(model, name).load_state_dict(getattr(layer, name).state_dict())
-        return model
-
-    def attention_block(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        return self.dropout1(self.self_attn(x, x, x, mask)[0])
-
-    def feed_forward_block(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout2(self.linear2(self.dropout(torch.relu(self.linear1(x)))))
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """x (batch, time, d_model) -> (batch, time, d_model).
-
-        mask: boolean, True = may attend, (time, time) or (batch, time, time); see
-        :func:`longdep.models.attention.scaled_dot_product_attention`.
-        """
-        if self.norm_first:
-            x = x + self.attention_block(self.norm1(x), mask)
-            return x + self.feed_forward_block(self.norm2(x))
-        x = self.norm1(x + self.attention_block(x, mask))
-        return self.norm2(x + self.feed_forward_block(x))
+        return copy_parameters(model, {name: layer.get_parameter(name) for name in COPIED})
 
 
 class EncoderStack(nn.Module):
@@ -88,21 +92,19 @@ class EncoderStack(nn.Module):
     (Chapter 5, "The model, checked against PyTorch").
 
     Maps embeddings (batch, time, input_size) to (batch, time, d_model), so it can serve as the
-    ``core`` of :func:`longdep.experiments.key_recall.train_key_recall`; ``input_size`` (default d_model) other
-    than d_model adds a linear input projection. With ``causal=True`` position t sees only
-    positions 0 .. t. Pre-LN needs the final LayerNorm: its residual stream is a sum of layer
-    outputs that is never normalised otherwise.
+    ``core`` of :func:`longdep.experiments.key_recall.train_key_recall`; ``input_size`` (default
+    d_model) other than d_model adds a linear input projection. With ``causal=True`` position t
+    sees only positions 0 .. t. Pre-LN needs the final LayerNorm: its residual stream is a sum of
+    layer outputs that is never normalised otherwise.
     """
 
     def __init__(self, d_model: int, num_heads: int, num_layers: int, d_ff: int, max_len: int,
                  dropout: float = 0.0, norm_first: bool = False, causal: bool = False,
                  input_size: int | None = None):
         super().__init__()
-        if num_layers < 1:
-            raise ValueError(f"num_layers must be at least 1, got {num_layers}")
-        self.d_model = d_model
-        self.causal = causal
         self.input_size = d_model if input_size is None else input_size
+        check_positive(d_model=d_model, num_layers=num_layers, input_size=self.input_size)
+        self.d_model, self.causal = d_model, causal
         self.input_projection = (nn.Identity() if self.input_size == d_model
                                  else nn.Linear(self.input_size, d_model))
         self.positional_encoding = PositionalEncoding(d_model, max_len)
@@ -112,20 +114,24 @@ class EncoderStack(nn.Module):
         )
         self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """x (batch, time, input_size) -> (batch, time, d_model); mask as in
-        :class:`EncoderLayer`, combined with the causal mask when ``causal``."""
-        check_sequence(x, self.input_size)
-        x = self.dropout(self.positional_encoding(self.input_projection(x)))
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
+        """x (batch, time, input_size) -> (batch, time, d_model); mask boolean, True = may
+        attend, broadcastable to (batch, time, time), and-ed with the causal mask if ``causal``."""
+        check_sequence(x, self.input_size, like=self.layers[0].linear1.weight)
+        x = self.input_projection(x)  # (batch, time, d_model)
+        x = self.dropout(self.positional_encoding(x))
         for x in self.layer_outputs(x, mask):
             pass
         return self.final_norm(x)
 
-    def layer_outputs(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+    def layer_outputs(self, x: Tensor, mask: Tensor | None = None):
         """Yield the output (batch, time, d_model) of every layer in turn, for x already embedded
         and positioned; mask as in :meth:`forward` (Chapter 6 measures each layer's reach)."""
+        check_sequence(x, self.d_model, like=self.layers[0].linear1.weight)
+        if mask is not None:
+            check_mask(mask, (x.size(0), x.size(1), x.size(1)), "(batch, time, time)", x)
         if self.causal:
-            causal = causal_mask(x.size(1), x.device)
+            causal = causal_mask(x.size(1), x.device)  # (time, time)
             mask = causal if mask is None else mask & causal
         for layer in self.layers:
             x = layer(x, mask)
@@ -133,11 +139,9 @@ class EncoderStack(nn.Module):
 
 
 class TransformerEncoder(nn.Module):
-    """The source article's model with its bugs fixed (Chapter 5, "The article's listing, bug
-    by bug").
-
-    tokens (batch, time) -> embedding * sqrt(d_model) -> :class:`EncoderStack` -> a linear head
-    giving next-token logits (batch, time, vocab_size). The fixes:
+    """The source article's encoder with its bugs fixed (Chapter 5, "The article's listing, bug
+    by bug"): tokens (batch, time) -> embedding * sqrt(d_model) -> :class:`EncoderStack` ->
+    (batch, time, d_model). A next-token head is a separate module, :class:`NextTokenHead`.
 
     - ``d_model`` is stored (the article reads ``self.d_model`` without setting it);
     - the embedding is initialised N(0, 1/d_model), so that after the sqrt(d_model) scale each
@@ -156,19 +160,62 @@ class TransformerEncoder(nn.Module):
                  d_ff: int, max_len: int, dropout: float = 0.1, norm_first: bool = False,
                  causal: bool = False):
         super().__init__()
-        if vocab_size < 1:
-            raise ValueError(f"vocab_size must be positive, got {vocab_size}")
-        self.d_model = d_model
+        check_positive(vocab_size=vocab_size, d_model=d_model)
+        self.vocab_size, self.d_model = vocab_size, d_model
         self.embedding = nn.Embedding(vocab_size, d_model)
         nn.init.normal_(self.embedding.weight, std=d_model**-0.5)
         self.stack = EncoderStack(d_model, num_heads, num_layers, d_ff, max_len, dropout,
                                   norm_first, causal)
-        self.head = nn.Linear(d_model, vocab_size)
 
-    def forward(self, tokens: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, tokens: Tensor, mask: Tensor | None = None) -> Tensor:
+        """tokens (batch, time) int64 in [0, vocab_size) -> (batch, time, d_model)."""
+        check_tokens(tokens, self.vocab_size)
+        x = self.embedding(tokens) * math.sqrt(self.d_model)  # (batch, time, d_model)
+        return self.stack(x, mask)
+
+
+class NextTokenHead(nn.Linear):
+    """Next-token logits x W^T + b, (batch, time, d_model) -> (batch, time, vocab_size)
+    (Chapter 5). ``weight`` (vocab_size, d_model) and ``bias`` (vocab_size,) are initialised as
+    :class:`torch.nn.Linear`'s; with ``tie_to``, an ``nn.Embedding(vocab_size, d_model)``, the
+    weight *is* that embedding's table (weight tying, Press and Wolf 2017): only the bias is new.
+    """
+
+    def __init__(self, d_model: int, vocab_size: int, tie_to: nn.Embedding | None = None):
+        check_positive(d_model=d_model, vocab_size=vocab_size)
+        super().__init__(d_model, vocab_size)
+        if tie_to is not None:
+            check_module(tie_to, nn.Embedding, "tie_to", num_embeddings=vocab_size,
+                         embedding_dim=d_model)
+            self.weight = tie_to.weight
+
+    def forward(self, x: Tensor) -> Tensor:
+        check_sequence(x, self.in_features, like=self.weight)
+        return super().forward(x)  # (batch, time, vocab_size)
+
+
+class NextTokenModel(nn.Module):
+    """An ``encoder`` (tokens (batch, time) -> (batch, time, d_model)) followed by a ``head``
+    ((batch, time, d_model) -> logits (batch, time, vocab_size)), as Chapter 5 trains it."""
+
+    def __init__(self, encoder: nn.Module, head: nn.Module):
+        super().__init__()
+        check_model(encoder, "encoder", nn.Module)
+        check_model(head, "head", nn.Module)
+        self.encoder, self.head = encoder, head
+
+    def forward(self, tokens: Tensor, mask: Tensor | None = None) -> Tensor:
         """tokens (batch, time) int64 -> logits (batch, time, vocab_size)."""
-        if tokens.dim() != 2 or tokens.dtype != torch.int64:
-            raise ValueError(f"tokens must be int64 of shape (batch, time), got {tokens.dtype} "
-                             f"of shape {tuple(tokens.shape)}")
-        x = self.embedding(tokens) * math.sqrt(self.d_model)
-        return self.head(self.stack(x, mask))
+        return self.head(self.encoder(tokens, mask))
+
+
+def next_token_model(vocab_size: int, d_model: int, num_heads: int, num_layers: int, d_ff: int,
+                     max_len: int, dropout: float = 0.1, norm_first: bool = False,
+                     causal: bool = False, tie_weights: bool = False) -> NextTokenModel:
+    """A :class:`TransformerEncoder` and a :class:`NextTokenHead` (tied to its embedding if
+    ``tie_weights``), created in that order: for a given seed the same weights as before the
+    head became a module of its own."""
+    encoder = TransformerEncoder(vocab_size, d_model, num_heads, num_layers, d_ff, max_len,
+                                 dropout, norm_first, causal)
+    tie_to = encoder.embedding if tie_weights else None
+    return NextTokenModel(encoder, NextTokenHead(d_model, vocab_size, tie_to))
