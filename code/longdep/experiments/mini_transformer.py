@@ -14,7 +14,7 @@ from longdep.experiments.key_recall import (
     train_key_recall,
 )
 from longdep.models.attention import sinusoidal_table
-from longdep.models.transformer import TransformerEncoder
+from longdep.models.transformer import NextTokenModel, next_token_model
 from longdep.train import TrainingResult
 
 
@@ -30,7 +30,7 @@ def token_position_norm_ratio(embedding: nn.Embedding, scale: float, max_len: in
     return (tokens.norm(dim=-1).mean() / table.norm(dim=-1).mean()).item()
 
 
-def ffn_gradient_norms(model: TransformerEncoder, tokens: torch.Tensor,
+def ffn_gradient_norms(model: NextTokenModel, tokens: torch.Tensor,
                        targets: torch.Tensor) -> torch.Tensor:
     """Norm of dL/dW2 for the second feed-forward matrix (``linear2.weight``) of every layer,
     with L the mean cross-entropy of the logits against ``targets`` (Chapter 5, cf. Xiong et al.
@@ -40,7 +40,7 @@ def ffn_gradient_norms(model: TransformerEncoder, tokens: torch.Tensor,
                          f"got {tuple(targets.shape)}")
     logits = model(tokens)
     loss = nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
-    weights = [layer.linear2.weight for layer in model.stack.layers]
+    weights = [layer.linear2.weight for layer in model.encoder.stack.layers]
     return torch.stack([grad.norm() for grad in torch.autograd.grad(loss, weights)])
 
 
@@ -61,8 +61,8 @@ def ffn_gradient_norms_at_init(depths: Sequence[int], norm_first: bool,
         norms = []
         for seed in seeds:
             torch.manual_seed(seed)
-            model = TransformerEncoder(vocab_size, d_model, num_heads, depth, d_ff, length,
-                                       dropout=0.0, norm_first=norm_first, causal=True)
+            model = next_token_model(vocab_size, d_model, num_heads, depth, d_ff, length,
+                                     dropout=0.0, norm_first=norm_first, causal=True)
             norms.append(ffn_gradient_norms(model, tokens, targets))
         profiles[depth] = torch.stack(norms).mean(0)
     return profiles
