@@ -357,12 +357,12 @@ def test_crossover_is_where_first_stays_above_and_nan_without_one():
 
 def test_crossover_phrase_says_where_or_that_there_is_none_in_range():
     lengths = [32, 64, 128]
-    assert crossover_phrase(lengths, [1, 4, 16], [2, 4, 8]) == "about T = 64"
+    assert crossover_phrase(lengths, [1, 4, 16], [2, 4, 8]) == "at about T = 64"
     assert crossover_phrase(lengths, [1, 2, 3], [2, 4, 8]) \
         == "beyond the timed range (T > 128)"
     assert crossover_phrase(lengths, [3, 6, 9], [2, 4, 8], "counted") \
         == "below the counted range (T < 32)"
-    assert crossover_phrase(lengths, [1.0, 1.0, 4.0], [2.0, 2.0, 2.0]) == "about T = 91"
+    assert crossover_phrase(lengths, [1.0, 1.0, 4.0], [2.0, 2.0, 2.0]) == "at about T = 91"
 
 
 def test_interleaved_seconds_times_every_call_in_rounds():

@@ -111,12 +111,12 @@ def attention_seconds(lengths: Sequence[int], features: int = 32, window: int = 
 def crossover_phrase(lengths: Sequence[int], first: Sequence[float], second: Sequence[float],
                      measured: str = "timed") -> str:
     """Where ``first`` overtakes ``second`` for good (:func:`longdep.measure.cost.crossover_length`),
-    in words for the prose: "about T = 310" (two significant digits), or, when there is no
+    in words for the prose: "at about T = 310" (two significant digits), or, when there is no
     crossing in the ``measured`` range, "beyond the timed range (T > 2048)" or "below the timed
     range (T < 32)". A page can glue it whatever the measurement gave."""
     length = crossover_length(lengths, first, second)
     if math.isfinite(length):
-        return f"about T = {significant(length, 2):.0f}"
+        return f"at about T = {significant(length, 2):.0f}"
     if first[-1] <= second[-1]:
         return f"beyond the {measured} range (T > {lengths[-1]})"
     return f"below the {measured} range (T < {lengths[0]})"
@@ -211,7 +211,8 @@ def layer_cost_exponent(name: str, lengths: Sequence[int], shape: ModelShape = M
     """Fitted exponent p of the model's matrix-product FLOPs ~ T^p over ``lengths`` (batch 1)."""
     torch.manual_seed(0)
     model = summary_model(name, shape)
-    flops = [matmul_flops(lambda: model(torch.zeros(1, n, shape.input_size))) for n in lengths]
+    flops = [matmul_flops(lambda n=n: model(torch.zeros(1, n, shape.input_size)))
+             for n in lengths]
     return fitted_exponent(lengths, flops)
 
 

@@ -14,8 +14,8 @@ def plot_attention_cost(lengths: list[int], flops: dict[str, list[int]],
     attention: the counted matrix-product FLOPs, the counted peak memory, and the measured time
     of one call, whose fitted slopes (``time_slopes``) go into that panel's legend."""
     fig, (counted, memory, timed) = plt.subplots(1, 3, figsize=(11, 3.6), layout="constrained")
-    for kind in flops:
-        (line,) = counted.loglog(lengths, flops[kind], "o-", label=kind)
+    for kind, counts in flops.items():
+        (line,) = counted.loglog(lengths, counts, "o-", label=kind)
         memory.loglog(lengths, megabytes[kind], "o-", color=line.get_color(), label=kind)
         timed.loglog(lengths, np.asarray(seconds[kind]) * 1e3, "o-", color=line.get_color(),
                      label=f"{kind} (slope {time_slopes[kind]:.1f})")
