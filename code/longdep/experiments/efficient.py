@@ -263,7 +263,8 @@ def gradient_ratios(name: str, steps: int, shape: ModelShape = ModelShape(), bat
 def training_core(name: str, shape: ModelShape = ModelShape()) -> nn.Module:
     """The core that :func:`key_recall_accuracy` trains: :func:`summary_model`, except that the
     tanh RNN and the LSTM are their PyTorch twins (``torch.nn.RNN``, ``LSTM.to_torch()``), as in
-    Chapter 3: the same models (tested equal), several times faster to train."""
+    Chapter 3: the same models (equal given the same weights, as the tests check), several
+    times faster to train (Chapter 6, "Key recall under the common budget")."""
     check_model(name)
     if name == "tanh RNN":
         return nn.RNN(shape.input_size, shape.width, batch_first=True)
@@ -290,9 +291,9 @@ def recall_outcome(accuracy: float, chance: float) -> str:
     """"solved" (accuracy >= :data:`SOLVED`), "at chance" (<= :data:`AT_CHANCE` x chance) or
     "partly (0.6)".
 
-    One training run is chaotic: one bit of round-off changes its accuracy in the second digit
-    (Chapter 3), so a page prints the outcome, which is the same on every machine as long as
-    the accuracy is far from both thresholds; a chapter asserts that it is.
+    One training run is chaotic: one bit of round-off can change its accuracy in the second
+    digit, so a page prints the outcome, which is the same on every machine as long as the
+    accuracy is far from both thresholds; a chapter asserts that it is.
     """
     if accuracy >= SOLVED:
         return "solved"
