@@ -7,23 +7,31 @@ import torch
 from longdep.book import Table
 from longdep.experiments.attention import fewest_layers
 from longdep.experiments.efficient import (
+    ATTENTION_KINDS,
     BOOK_MODELS,
     ModelMeasures,
     ModelShape,
     attention_call,
+    attention_costs,
+    attention_seconds,
+    crossover_phrase,
     gradient_ratios,
+    key_out_of_reach,
     path_length,
     performer_errors,
     random_mask_path_lengths,
+    recall_outcome,
     sequential_depths,
     summary_model,
     summary_table,
+    training_core,
 )
 from longdep.measure.cost import (
     crossover_length,
     fitted_exponent,
     graph_depth,
     growth_label,
+    interleaved_seconds,
     matmul_flops,
     peak_tensor_bytes,
     seconds_per_call,
@@ -336,6 +344,52 @@ def test_fits_and_growth_labels():
     assert seconds_per_call(lambda: sum(range(1000)), repeats=2) > 0
 
 
+def test_crossover_is_where_first_stays_above_and_nan_without_one():
+    lengths = [8, 16, 32, 64]
+    # equal up to 16, above beyond: the crossing is at 16 exactly (softmax against a window)
+    assert crossover_length(lengths, [1, 2, 8, 32], [1, 2, 4, 8]) == pytest.approx(16)
+    # a noisy dip: the crossing that counts is the last one, after which first stays above
+    assert crossover_length(lengths, [2, 1, 3, 8], [1, 2, 6, 4]) == pytest.approx(45.25, rel=0.01)
+    assert math.isnan(crossover_length(lengths, [2, 3, 4, 5], [1, 1, 1, 1]))  # below the range
+    assert math.isnan(crossover_length(lengths, [1, 3, 1, 1], [2, 2, 2, 2]))  # beyond it
+    with pytest.raises(ValueError, match="two or more"):
+        crossover_length([8], [1], [2])
+
+
+def test_crossover_phrase_says_where_or_that_there_is_none_in_range():
+    lengths = [32, 64, 128]
+    assert crossover_phrase(lengths, [1, 4, 16], [2, 4, 8]) == "at about T = 64"
+    assert crossover_phrase(lengths, [1, 2, 3], [2, 4, 8]) \
+        == "beyond the timed range (T > 128)"
+    assert crossover_phrase(lengths, [3, 6, 9], [2, 4, 8], "counted") \
+        == "below the counted range (T < 32)"
+    assert crossover_phrase(lengths, [1.0, 1.0, 4.0], [2.0, 2.0, 2.0]) == "at about T = 91"
+
+
+def test_interleaved_seconds_times_every_call_in_rounds():
+    order = []
+    seconds = interleaved_seconds({"a": lambda: order.append("a"),
+                                   "b": lambda: order.append("b")}, repeats=3)
+    assert order == ["a", "b"] * 4  # one warm-up round, then three timed rounds
+    assert set(seconds) == {"a", "b"} and all(s >= 0 for s in seconds.values())
+    with pytest.raises(ValueError, match="repeats"):
+        interleaved_seconds({"a": lambda: None}, repeats=0)
+
+
+def test_attention_costs_are_the_counts_of_the_formulas():
+    lengths, d, w = [16, 32, 64, 128], 8, 16
+    costs = attention_costs(lengths, features=d, window=w)
+    assert costs.lengths == lengths and set(costs.flops) == set(ATTENTION_KINDS)
+    assert costs.flops["softmax"] == [4 * n * n * d for n in lengths]
+    assert costs.flops["sliding window"] == [4 * n * min(n, w) * d for n in lengths]
+    chunked = [4 * max(n, 64) * (64 + d) * d for n in lengths]  # chunks of 64, padded
+    assert costs.flops["linear"] == chunked
+    assert costs.peak_bytes["softmax"][-1] >= 128 * 128 * 4  # the (T, T) float32 scores
+    assert costs.peak_bytes == attention_costs(lengths, features=d, window=w).peak_bytes
+    seconds = attention_seconds(lengths[:2], features=d, window=w, repeats=1)
+    assert {kind: len(row) for kind, row in seconds.items()} == dict.fromkeys(ATTENTION_KINDS, 2)
+
+
 def test_attention_calls_agree_where_they_must_and_reject_unknown_kinds():
     window = attention_call("sliding window", 16, features=4, window=16)()
     softmax = attention_call("softmax", 16, features=4)()
@@ -403,13 +457,36 @@ def test_book_models_map_embeddings_to_the_shared_width_and_measure():
     assert rnn_depths[1] > rnn_depths[0] == sequential_depths("tanh RNN", [4], shape)[0]
 
 
+def test_key_recall_outcomes_and_the_key_out_of_reach():
+    assert recall_outcome(0.95, 0.125) == "solved" and recall_outcome(0.2, 0.125) == "at chance"
+    assert recall_outcome(0.6, 0.125) == "partly (0.6)"
+    shape = ModelShape(width=8, d_ff=8, window=4)
+    # one layer, a window of 4 keys: the query sees 3 steps back, not 4
+    assert key_out_of_reach("sliding-window attention", 4, shape)
+    assert not key_out_of_reach("sliding-window attention", 3, shape)
+    for name in ("tanh RNN", "LSTM", "Transformer (softmax attention)", "selective SSM"):
+        assert not key_out_of_reach(name, 20, shape)
+
+
+def test_training_cores_are_the_torch_twins_of_the_recurrent_models():
+    shape = ModelShape(width=8, d_ff=8, window=4)
+    assert isinstance(training_core("tanh RNN", shape), torch.nn.RNN)
+    lstm = training_core("LSTM", shape)
+    assert isinstance(lstm, torch.nn.LSTM)
+    forget = lstm.bias_ih_l0[8:16] + lstm.bias_hh_l0[8:16]  # gate order i, f, g, o
+    assert torch.allclose(forget, torch.full((8,), shape.forget_bias))
+    x = torch.randn(2, 5, shape.input_size)
+    assert training_core("linear attention", shape)(x).shape == (2, 5, 8)
+
+
 def test_summary_table_shows_measures_as_text_and_html():
     measures = {"model A": ModelMeasures(cost_exponent=1.98, depths=[5, 5, 5],
                                          path_lengths=[4, 8, 16], gradient_ratio=0.0,
-                                         accuracy=0.5)}
+                                         key_recall="solved")}
     table = summary_table(measures, [4, 8, 16], distance=3)
     text = repr(table)
     assert "O(T²) (1.98)" in text and "16, O(T)" in text and "0 (exactly)" in text
+    assert "solved" in text
     assert "<td>O(1)</td>" in table._repr_html_() and "path length at T = 16" in text
     with pytest.raises(ValueError, match="one cell per column"):
         Table(["a", "b"], [["1"]])

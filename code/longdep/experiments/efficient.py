@@ -6,27 +6,34 @@ Six sequence models, all mapping embeddings (batch, time, input_size) to feature
 their token mixer (softmax attention, sliding-window attention, linear attention, a selective
 SSM). Every column of the summary table is measured here, none is typed:
 
-- cost per layer: the exponent p of matrix-product FLOPs ~ T^p, fitted over doubling lengths;
+- cost per layer: the exponent p of matrix-product FLOPs ~ T^p, fitted over doubling lengths
+  (counted, so the same on every machine; times only illustrate counts, see
+  :func:`attention_seconds`);
 - sequential steps: how the longest chain of the autograd graph grows with T;
 - path length: the fewest layers after which the last output depends on the first input
   (Chapter 4's measurement; a recurrence evaluated step by step counts one layer per step);
 - gradient ratio |dL/dx_{T-d}| / |dL/dx_T| at distance d, at initialisation, in float64;
-- key-recall accuracy at distance d under the book's one training budget.
+- key recall at distance d under the book's one training budget, reported as an outcome
+  ("solved", "at chance") because single training runs are chaotic (:func:`recall_outcome`).
 """
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from longdep.book import Table
+from longdep.book import Table, significant
 from longdep.experiments.key_recall import KEY_RECALL_BUDGET, train_key_recall
 from longdep.measure.cost import (
+    crossover_length,
     fitted_exponent,
     graph_depth,
     growth_label,
+    interleaved_seconds,
     matmul_flops,
+    peak_tensor_bytes,
 )
 from longdep.measure.gradients import distance_profile, ratios_by_distance
 from longdep.measure.reach import (
@@ -64,6 +71,55 @@ def attention_call(kind: str, length: int, features: int = 32, window: int = 64,
     if kind == "sliding window":
         return lambda: sliding_window_attention(q, k, v, min(window, length))
     return lambda: linear_attention(q, k, v)
+
+
+@dataclass(frozen=True)
+class AttentionCosts:
+    """What each of :data:`ATTENTION_KINDS` costs at ``lengths``, counted (the same on every
+    machine): matrix-product FLOPs (:func:`longdep.measure.cost.matmul_flops`) and the peak
+    bytes of the tensors a call creates (:func:`longdep.measure.cost.peak_tensor_bytes`)."""
+
+    lengths: list[int]
+    flops: dict[str, list[int]]
+    peak_bytes: dict[str, list[int]]
+
+
+def attention_costs(lengths: Sequence[int], features: int = 32, window: int = 64
+                    ) -> AttentionCosts:
+    """Count the cost of one call of each kind of :func:`attention_call` at every length
+    (Chapter 6, "The quadratic cost, counted and timed")."""
+    calls = {kind: [attention_call(kind, n, features, window) for n in lengths]
+             for kind in ATTENTION_KINDS}
+    return AttentionCosts(
+        list(lengths),
+        {kind: [matmul_flops(call) for call in row] for kind, row in calls.items()},
+        {kind: [peak_tensor_bytes(call) for call in row] for kind, row in calls.items()})
+
+
+def attention_seconds(lengths: Sequence[int], features: int = 32, window: int = 64,
+                      repeats: int = 5) -> dict[str, list[float]]:
+    """Seconds per call of each kind of :func:`attention_call` at every length, on one thread:
+    the median of ``repeats`` rounds in which every (kind, length) runs once
+    (:func:`longdep.measure.cost.interleaved_seconds`). Volatile: it illustrates the counts of
+    :func:`attention_costs` and never decides anything."""
+    calls = {(kind, n): attention_call(kind, n, features, window)
+             for kind in ATTENTION_KINDS for n in lengths}
+    seconds = interleaved_seconds(calls, repeats)
+    return {kind: [seconds[kind, n] for n in lengths] for kind in ATTENTION_KINDS}
+
+
+def crossover_phrase(lengths: Sequence[int], first: Sequence[float], second: Sequence[float],
+                     measured: str = "timed") -> str:
+    """Where ``first`` overtakes ``second`` for good (:func:`longdep.measure.cost.crossover_length`),
+    in words for the prose: "at about T = 310" (two significant digits), or, when there is no
+    crossing in the ``measured`` range, "beyond the timed range (T > 2048)" or "below the timed
+    range (T < 32)". A page can glue it whatever the measurement gave."""
+    length = crossover_length(lengths, first, second)
+    if math.isfinite(length):
+        return f"at about T = {significant(length, 2):.0f}"
+    if first[-1] <= second[-1]:
+        return f"beyond the {measured} range (T > {lengths[-1]})"
+    return f"below the {measured} range (T < {lengths[0]})"
 
 
 def performer_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, feature_counts: list[int],
@@ -123,7 +179,7 @@ class ModelShape:
     num_heads: int = 2
     d_ff: int = 64
     window: int = 8
-    state_size: int = 4
+    state_size: int = 2
     forget_bias: float = 3.0
     max_len: int = 4096
 
@@ -155,7 +211,8 @@ def layer_cost_exponent(name: str, lengths: Sequence[int], shape: ModelShape = M
     """Fitted exponent p of the model's matrix-product FLOPs ~ T^p over ``lengths`` (batch 1)."""
     torch.manual_seed(0)
     model = summary_model(name, shape)
-    flops = [matmul_flops(lambda: model(torch.zeros(1, n, shape.input_size))) for n in lengths]
+    flops = [matmul_flops(lambda n=n: model(torch.zeros(1, n, shape.input_size)))
+             for n in lengths]
     return fitted_exponent(lengths, flops)
 
 
@@ -203,11 +260,62 @@ def gradient_ratios(name: str, steps: int, shape: ModelShape = ModelShape(), bat
     return ratios_by_distance(distance_profile(model, steps, shape.width, batch, seed))
 
 
+def training_core(name: str, shape: ModelShape = ModelShape()) -> nn.Module:
+    """The core that :func:`key_recall_accuracy` trains: :func:`summary_model`, except that the
+    tanh RNN and the LSTM are their PyTorch twins (``torch.nn.RNN``, ``LSTM.to_torch()``), as in
+    Chapter 3: the same models (equal given the same weights, as the tests check), several
+    times faster to train (Chapter 6, "Key recall under the common budget")."""
+    check_model(name)
+    if name == "tanh RNN":
+        return nn.RNN(shape.input_size, shape.width, batch_first=True)
+    if name == "LSTM":
+        return LSTM(shape.input_size, shape.width, forget_bias=shape.forget_bias).to_torch()
+    return summary_model(name, shape)
+
+
 def key_recall_accuracy(name: str, distance: int, shape: ModelShape = ModelShape(),
                         seed: int = 0) -> float:
     """Held-out key-recall accuracy at ``distance`` after training under the book's budget."""
     torch.manual_seed(seed)
-    return train_key_recall(summary_model(name, shape), shape.width, distance, seed).accuracy
+    return train_key_recall(training_core(name, shape), shape.width, distance, seed).accuracy
+
+
+SOLVED = 0.9
+"""Held-out accuracy from which key recall counts as solved (:func:`recall_outcome`)."""
+
+AT_CHANCE = 2.0
+"""Accuracy up to this multiple of chance counts as at chance (:func:`recall_outcome`)."""
+
+
+def recall_outcome(accuracy: float, chance: float) -> str:
+    """"solved" (accuracy >= :data:`SOLVED`), "at chance" (<= :data:`AT_CHANCE` x chance) or
+    "partly (0.6)".
+
+    One training run is chaotic: one bit of round-off can change its accuracy in the second
+    digit, so a page prints the outcome, which is the same on every machine as long as the
+    accuracy is far from both thresholds; a chapter asserts that it is.
+    """
+    if accuracy >= SOLVED:
+        return "solved"
+    if accuracy <= AT_CHANCE * chance:
+        return "at chance"
+    return f"partly ({accuracy:.1f})"
+
+
+def key_out_of_reach(name: str, distance: int, shape: ModelShape = ModelShape()) -> bool:
+    """True if a stack ``name`` of ``shape.num_layers`` layers cannot see the key at all: the
+    last output of a ``distance + 1``-step sequence does not depend on its first input, found
+    through the derivative (:func:`longdep.measure.reach.first_dependent_layer`). Its accuracy
+    is then chance whatever the training, so Chapter 6 does not train it. A recurrence reaches
+    every step, so this is False for the tanh RNN and the LSTM."""
+    check_model(name)
+    if name not in MIXER_OF:
+        return False
+    stack = mixer_stack(MIXER_OF[name], shape.width, shape.num_heads, shape.num_layers,
+                        shape.d_ff, shape.max_len, shape.window, shape.state_size).double()
+    layers = first_dependent_layer(lambda x: stack.layer_outputs(stack.positional_encoding(x)),
+                                   distance + 1, shape.width)
+    return layers is None
 
 
 def big_o(label: str) -> str:
@@ -221,14 +329,14 @@ class ModelMeasures:
 
     cost_exponent: fitted p of FLOPs ~ T^p; depths: graph depths at the table's doubling
     lengths; path_lengths: :func:`path_length` at the table's doubling lengths; gradient_ratio
-    and accuracy at the table's distance.
+    at the table's distance; key_recall: the outcome there, as :func:`recall_outcome` words it.
     """
 
     cost_exponent: float
     depths: list[int]
     path_lengths: list[int]
     gradient_ratio: float
-    accuracy: float
+    key_recall: str
 
 
 def summary_table(measures: dict[str, ModelMeasures], lengths: Sequence[int], distance: int
@@ -248,6 +356,6 @@ def summary_table(measures: dict[str, ModelMeasures], lengths: Sequence[int], di
             big_o(growth_label(lengths, m.depths)),
             f"{m.path_lengths[-1]}, {big_o(growth_label(lengths, m.path_lengths))}",
             ratio,
-            f"{m.accuracy:.2f}",
+            m.key_recall,
         ])
     return Table(header, rows)

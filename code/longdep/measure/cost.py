@@ -1,8 +1,8 @@
 """What a computation costs: counts that do not depend on the machine, and times that do
 (Chapters 3, 4 and 6).
 
-- :func:`seconds_per_call`: wall-clock time (volatile: it depends on the machine and its load, so it
-  illustrates, never decides);
+- :func:`seconds_per_call`, :func:`interleaved_seconds`: wall-clock time (volatile: it depends on
+  the machine and its load, so it illustrates, never decides);
 - :func:`peak_tensor_bytes`: the largest total size of tensors alive at once during a call,
   counted exactly from the tensors PyTorch creates (deterministic);
 - :func:`matmul_flops`: floating-point operations of the matrix products, counted by
@@ -16,7 +16,7 @@
 import math
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -48,6 +48,33 @@ def seconds_per_call(fn: Callable[[], object], repeats: int = 3, threads: int = 
     finally:
         torch.set_num_threads(previous)
     return min(times)
+
+
+def interleaved_seconds(calls: Mapping[Hashable, Callable[[], object]], repeats: int = 5,
+                        threads: int = 1) -> dict[Hashable, float]:
+    """The median over ``repeats`` rounds of one timed call of each of ``calls``, in seconds.
+
+    Every round calls each function once, in turn, after one warm-up call of each: a burst of
+    other work on a shared machine then slows all of them alike instead of the few that happen
+    to run during it, and the median ignores the rounds it spoilt (Chapter 6). Timed on
+    ``threads`` threads, restored afterwards.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for fn in calls.values():
+            fn()
+        times: dict[Hashable, list[float]] = {key: [] for key in calls}
+        for _ in range(repeats):
+            for key, fn in calls.items():
+                start = time.perf_counter()
+                fn()
+                times[key].append(time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(previous)
+    return {key: float(np.median(seconds)) for key, seconds in times.items()}
 
 
 class _LiveTensorBytes(TorchDispatchMode):
@@ -142,19 +169,27 @@ def fitted_exponent(lengths: Sequence[float], values: Sequence[float]) -> float:
 
 def crossover_length(lengths: Sequence[float], first: Sequence[float],
                      second: Sequence[float]) -> float:
-    """The length where ``first`` overtakes ``second``, interpolated on log-log axes between the
-    two measured lengths where first - second changes sign from negative to positive; nan if it
-    never does."""
+    """The length beyond which ``first`` stays above ``second``, or nan if there is none in range.
+
+    Found at the last measured length where first <= second, interpolated on log-log axes
+    towards the next one (where first > second): exactly there if the two are equal at it.
+    nan when first <= second at the longest length (no crossing yet: it lies beyond the range)
+    and when first > second at every length (it lies below the range); a caller must say so.
+    """
     if not len(lengths) == len(first) == len(second):
         raise ValueError(f"lengths, first and second need one length each, got {len(lengths)}, "
                          f"{len(first)}, {len(second)}")
     log_ratio = np.log(np.asarray(first, dtype=float)) - np.log(np.asarray(second, dtype=float))
     log_lengths = np.log(np.asarray(lengths, dtype=float))
-    for i in range(len(log_ratio) - 1):
-        if log_ratio[i] < 0 <= log_ratio[i + 1]:
-            fraction = -log_ratio[i] / (log_ratio[i + 1] - log_ratio[i])
-            return float(np.exp(log_lengths[i] + fraction * (log_lengths[i + 1] - log_lengths[i])))
-    return math.nan
+    if log_ratio.shape != log_lengths.shape or log_ratio.size < 2:
+        raise ValueError(
+            f"need two or more lengths with one value of each, got {log_lengths.size}")
+    not_above = np.flatnonzero(log_ratio <= 0)
+    if log_ratio[-1] <= 0 or not_above.size == 0:
+        return math.nan
+    i = not_above[-1]
+    fraction = -log_ratio[i] / (log_ratio[i + 1] - log_ratio[i])
+    return float(np.exp(log_lengths[i] + fraction * (log_lengths[i + 1] - log_lengths[i])))
 
 
 def growth_label(lengths: Sequence[int], values: Sequence[float]) -> str:

@@ -7,22 +7,27 @@ from longdep.plots.style import closed_for_display
 
 
 # Chapter 6 figures
-def plot_attention_cost(lengths: dict[str, list[int]], seconds: dict[str, list[float]],
-                        megabytes: dict[str, list[float]], slopes: dict[str, float]):
-    """Chapter 6's cost figure: time and peak memory of three causal attentions against the
-    sequence length, log-log; ``slopes`` (the fitted time exponents) go into the legend."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 3.6), layout="constrained")
-    for kind, steps in lengths.items():
-        label = f"{kind} (slope {slopes[kind]:.2f})"
-        left.loglog(steps, np.asarray(seconds[kind]) * 1e3, "o-", label=label)
-        right.loglog(steps, megabytes[kind], "o-", label=kind)
-    left.set_title("time of one call (one thread)")
-    left.set_ylabel("milliseconds")
-    right.set_title("peak memory of the tensors it creates")
-    right.set_ylabel("MiB")
-    for ax in (left, right):
+def plot_attention_cost(lengths: list[int], flops: dict[str, list[int]],
+                        megabytes: dict[str, list[float]], seconds: dict[str, list[float]],
+                        time_slopes: dict[str, float]):
+    """Chapter 6's cost figure: against the sequence length, log-log, for each kind of
+    attention: the counted matrix-product FLOPs, the counted peak memory, and the measured time
+    of one call, whose fitted slopes (``time_slopes``) go into that panel's legend."""
+    fig, (counted, memory, timed) = plt.subplots(1, 3, figsize=(11, 3.6), layout="constrained")
+    for kind, counts in flops.items():
+        (line,) = counted.loglog(lengths, counts, "o-", label=kind)
+        memory.loglog(lengths, megabytes[kind], "o-", color=line.get_color(), label=kind)
+        timed.loglog(lengths, np.asarray(seconds[kind]) * 1e3, "o-", color=line.get_color(),
+                     label=f"{kind} (slope {time_slopes[kind]:.1f})")
+    counted.set_title("FLOPs of the matrix products (counted)")
+    counted.set_ylabel("FLOPs")
+    memory.set_title("peak memory of its tensors (counted)")
+    memory.set_ylabel("MiB")
+    timed.set_title("time of one call (measured, this run)")
+    timed.set_ylabel("milliseconds")
+    for ax in (counted, memory, timed):
         ax.set_xlabel("sequence length T (tokens)")
-        ax.legend()
+        ax.legend(fontsize=8)
     return closed_for_display(fig)
 
 
