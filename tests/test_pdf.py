@@ -99,7 +99,7 @@ def text_of(fragment: str) -> str:
 
 
 def title_of(site: Path, page: str) -> str:
-    heading = re.search(r"<h1>(.*?)</h1>", article(page_html(site, page)), re.S).group(1)
+    heading = re.search(r"<h1>(.*?)</h1>", article(page_html(site, page)), re.DOTALL).group(1)
     heading = re.sub(r'<a class="headerlink".*?</a>', "", heading)
     return text_of(heading).strip()
 
@@ -107,10 +107,10 @@ def title_of(site: Path, page: str) -> str:
 def test_the_pdf_opens_as_a_book(edition):
     _, pdf = edition
     info = run("pdfinfo", str(pdf))
-    pages = int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
+    pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
     assert pages >= MIN_PAGES, f"only {pages} pages"
     title = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))["title"]
-    assert re.search(rf"^Title:\s+{re.escape(title)}$", info, re.M), info
+    assert re.search(rf"^Title:\s+{re.escape(title)}$", info, re.MULTILINE), info
     # A4 (595 x 842 points), every page.
     sizes = run("pdfinfo", "-f", "1", "-l", str(pages), str(pdf))
     assert set(re.findall(r"size:\s+([\d.]+ x [\d.]+) pts", sizes)) == {"595.92 x 842.88"}
@@ -126,7 +126,8 @@ def test_the_title_page_names_title_author_and_date(edition):
 
 def test_every_page_is_numbered(edition):
     _, pdf = edition
-    pages = int(re.search(r"^Pages:\s+(\d+)", run("pdfinfo", str(pdf)), re.M).group(1))
+    info = run("pdfinfo", str(pdf))
+    pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
     for number in (2, pages // 2, pages):
         # The bottom margin of the page (A4: 842 points high) holds its number and nothing else.
         footer = run("pdftotext", "-enc", "UTF-8", "-f", str(number), "-l", str(number),

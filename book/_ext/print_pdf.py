@@ -44,8 +44,8 @@ LABELS = {
 def edition_date(language: str) -> str:
     # SOURCE_DATE_EPOCH (the reproducible-builds convention) pins the date; else today, UTC.
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    day = (datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch
-           else datetime.datetime.now(datetime.timezone.utc)).date()
+    day = (datetime.datetime.fromtimestamp(int(epoch), datetime.UTC) if epoch
+           else datetime.datetime.now(datetime.UTC)).date()
     if language.startswith("zh"):
         return f"{day.year}年{day.month}月{day.day}日"
     return f"{day.day} {day.strftime('%B')} {day.year}"
@@ -68,7 +68,7 @@ def single_page(site: Path) -> tuple[Path, str]:
     """
     index = site / "index.html"
     text = index.read_text(encoding="utf-8")
-    redirect = re.search(r'http-equiv="Refresh"\s+content="0;\s*url=([^"]+)"', text, re.I)
+    redirect = re.search(r'http-equiv="Refresh"\s+content="0;\s*url=([^"]+)"', text, re.IGNORECASE)
     own = redirect.group(1) if redirect else "index.html"
     html = (site / own).read_text(encoding="utf-8")
     css = (HERE / "print.css").read_text(encoding="utf-8")
@@ -101,7 +101,9 @@ PREPARE_PAGE = """({title, author, date, online, baseurl, contents, language, ow
   const marks = {'\u2705': '\u2714', '\u274c': '\u2718'};
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let node; (node = walker.nextNode());) {
-    if (/[\u2705\u274c]/.test(node.data)) node.data = node.data.replace(/[\u2705\u274c]/g, m => marks[m]);
+    if (/[\u2705\u274c]/.test(node.data)) {
+      node.data = node.data.replace(/[\u2705\u274c]/g, m => marks[m]);
+    }
   }
 
   // Collapsed content (solutions, hidden cells) is printed open.
@@ -154,7 +156,10 @@ PREPARE_PAGE = """({title, author, date, online, baseurl, contents, language, ow
       .filter(s => s.querySelector(':scope > h3 > .section-number'));
     if (sections.length) {
       const sub = el('ol', 'pdf-toc-sections');
-      sections.forEach(s => { const item = entry(s, 'pdf-toc-section'); if (item) sub.append(item); });
+      sections.forEach(s => {
+        const item = entry(s, 'pdf-toc-section');
+        if (item) sub.append(item);
+      });
       li.append(sub);
     }
     list.append(li);
