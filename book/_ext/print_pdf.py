@@ -12,8 +12,8 @@ _config.yml, the date), a table of contents whose entries link inside the PDF, e
 block opened, and print.css (beside this file: no site navigation, code wrapped, no figure split
 across pages). Chromium adds the page numbers (a footer).
 
-Any JavaScript error, failed request or MathJax error fails the print: a PDF with broken math
-is never written silently. Without Chromium it writes no PDF and says so; with CI=true or
+Any JavaScript error, failed request, MathJax error, or code, figure, table or equation wider
+than the page fails the print: a PDF with broken math or cut lines is never written silently. Without Chromium it writes no PDF and says so; with CI=true or
 LONGDEP_REQUIRE_BROWSER=1 that is a failure, as in the browser tests.
 """
 
@@ -186,6 +186,19 @@ WAIT_FOR_TYPESETTING = """async () => {
   };
 }"""
 
+# Anything wider than the page would be cut at the margin: code, figures, display math, tables.
+CUT_AT_THE_MARGIN = """() => {
+  const page = document.querySelector('article.bd-article').getBoundingClientRect();
+  return [...document.querySelectorAll('article pre, article img, article table, '
+                                       + 'article mjx-container[display="true"]')]
+    .filter(e => e.getBoundingClientRect().right > page.right + 2)
+    .map(e => `${e.tagName.toLowerCase()} ${(e.textContent || e.src || '').trim().slice(0, 60)}`);
+}"""
+
+# A4 (210 mm) less the left and right margins below, in CSS pixels: the page is laid out at
+# the width it is printed at, so the check above sees what the paper will.
+PRINT_WIDTH = round((210 - 2 * 16) / 25.4 * 96)
+
 FOOTER = """<div style="width: 100%; font-size: 8pt; color: #555; text-align: center;
   font-family: sans-serif;"><span class="pageNumber"></span></div>"""
 
@@ -209,7 +222,8 @@ def print_pdf(site: Path, out: Path, language: str, config_path: Path) -> dict |
     problems = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
-        context = browser.new_context(color_scheme="light")
+        context = browser.new_context(color_scheme="light",
+                                      viewport={"width": PRINT_WIDTH, "height": 1000})
         # pydata-sphinx-theme reads the reader's choice from localStorage: make it light. MathJax's
         # menu settings live there too: no assistive MathML (hidden copies of every formula for
         # screen readers of the HTML), which costs time and hides some formulas' text in the PDF.
@@ -241,6 +255,9 @@ def print_pdf(site: Path, out: Path, language: str, config_path: Path) -> dict |
             "baseurl": (config.get("html") or {}).get("baseurl", ""),
             "contents": labels["contents"], "language": language, "ownPath": own_path,
         })
+        cut = page.evaluate(CUT_AT_THE_MARGIN)
+        if cut:
+            problems.append(f"{len(cut)} elements wider than the page: {cut[:5]}")
         found["typeset_seconds"] = time.perf_counter() - start
         if problems:
             browser.close()
