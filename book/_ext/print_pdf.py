@@ -1,0 +1,298 @@
+"""Print one edition of the book to PDF with headless Chromium, from its single-page build.
+
+    python book/_ext/print_pdf.py --site _build/singlehtml --language en \
+        --out _build/html/_downloads/transformer-0-to-1.pdf
+
+The approach of jupyter-book's ``pdfhtml`` builder, which cannot find Debian's Chromium by
+itself: Playwright for Python drives the system's Chromium (``executable_path``; set
+LONGDEP_CHROMIUM to use another binary). The page is printed once MathJax has typeset every
+formula (``MathJax.startup.promise``) and its fonts have loaded, in the light theme whatever the
+reader's system prefers. Before printing, the page gets a title page (title and author from
+_config.yml, the date), a table of contents whose entries link inside the PDF, every collapsed
+block opened, and print.css (beside this file: no site navigation, code wrapped, no figure split
+across pages). Chromium adds the page numbers (a footer).
+
+Any JavaScript error, failed request, MathJax error, or code, figure, table or equation wider
+than the page fails the print: a PDF with broken math or cut lines is never written silently. Without Chromium it writes no PDF and says so; with CI=true or
+LONGDEP_REQUIRE_BROWSER=1 that is a failure, as in the browser tests.
+"""
+
+import argparse
+import datetime
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+CHROMIUM_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic",
+]
+
+# What the title page and the contents say, per edition language.
+LABELS = {
+    "en": {"contents": "Contents", "online": "Read online at"},
+    "zh_CN": {"contents": "目录", "online": "在线阅读："},
+}
+
+
+def edition_date(language: str) -> str:
+    # SOURCE_DATE_EPOCH (the reproducible-builds convention) pins the date; else today, UTC.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    day = (datetime.datetime.fromtimestamp(int(epoch), datetime.UTC) if epoch
+           else datetime.datetime.now(datetime.UTC)).date()
+    if language.startswith("zh"):
+        return f"{day.year}年{day.month}月{day.day}日"
+    return f"{day.day} {day.strftime('%B')} {day.year}"
+
+
+def chromium_path() -> str | None:
+    for candidate in (os.environ.get("LONGDEP_CHROMIUM"), "chromium", "chromium-browser"):
+        if candidate and (path := shutil.which(candidate)):
+            return path
+    return None
+
+
+def single_page(site: Path) -> tuple[Path, str]:
+    """The page to print, at the build's root, and the single page's own path in the build.
+
+    With the root document in a folder (book/intro), Sphinx's singlehtml builder writes the page
+    to book/intro.html but computes its links (_static/, _images/, book/intro.html#label) from
+    the build's root, where index.html only redirects to it. A copy at the root loads them. The
+    copy carries print.css and the light theme from the start, so the page is laid out once.
+    """
+    index = site / "index.html"
+    text = index.read_text(encoding="utf-8")
+    redirect = re.search(r'http-equiv="Refresh"\s+content="0;\s*url=([^"]+)"', text, re.IGNORECASE)
+    own = redirect.group(1) if redirect else "index.html"
+    html = (site / own).read_text(encoding="utf-8")
+    css = (HERE / "print.css").read_text(encoding="utf-8")
+    html = re.sub(r"<html([^>]*)>", r'<html\1 data-theme="light" data-mode="light">', html, count=1)
+    html = html.replace("</head>", f"<style>\n{css}</style>\n</head>", 1)
+    copy = site / "_print.html"
+    copy.write_text(html, encoding="utf-8")
+    return copy.resolve(), own
+
+
+# Runs in the page: title page, contents, every collapsed block open, the light theme.
+PREPARE_PAGE = """({title, author, date, online, baseurl, contents, language, ownPath}) => {
+  const html = document.documentElement;
+
+  // Links to the page's own path (book/intro.html#label) become same-page anchors, which
+  // Chromium turns into links inside the PDF.
+  const own = new URL(ownPath, document.baseURI).href;
+  document.querySelectorAll('a[href]').forEach(a => {
+    const url = new URL(a.href, document.baseURI);
+    const hash = url.hash;
+    url.hash = '';
+    if (url.href === own) a.setAttribute('href', hash || '#');
+  });
+  html.dataset.theme = 'light';
+  html.dataset.mode = 'light';
+  html.lang = language.replace('_', '-');
+
+  // The execution table's status emoji have no glyph in the text fonts (and a colour-emoji
+  // font would print them as images): print the plain check and cross marks instead.
+  const marks = {'\u2705': '\u2714', '\u274c': '\u2718'};
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node; (node = walker.nextNode());) {
+    if (/[\u2705\u274c]/.test(node.data)) {
+      node.data = node.data.replace(/[\u2705\u274c]/g, m => marks[m]);
+    }
+  }
+
+  // Collapsed content (solutions, hidden cells) is printed open.
+  document.querySelectorAll('details').forEach(d => d.open = true);
+  document.querySelectorAll('.toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));
+
+  const article = document.querySelector('article.bd-article');
+  const el = (tag, cls, text) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text) e.textContent = text;
+    return e;
+  };
+
+  const titlePage = el('section', 'pdf-title-page');
+  titlePage.append(el('h1', 'pdf-title', title), el('p', 'pdf-author', author),
+                   el('p', 'pdf-date', date));
+  if (baseurl) {
+    const p = el('p', 'pdf-online', online + ' ');
+    const a = el('a', '', baseurl);
+    a.href = baseurl;
+    p.append(a);
+    titlePage.append(p);
+  }
+
+  // The contents: every page of the book (a section right after a document anchor), with its
+  // numbered sections one level down. Links are same-page anchors: internal links in the PDF.
+  const toc = el('nav', 'pdf-contents');
+  toc.append(el('h1', 'pdf-contents-title', contents));
+  const list = el('ol', 'pdf-toc');
+  const entry = (section, cls) => {
+    const heading = section.querySelector(':scope > h1, :scope > h2, :scope > h3');
+    if (!heading) return null;
+    const clone = heading.cloneNode(true);
+    clone.querySelectorAll('a.headerlink').forEach(a => a.remove());
+    const li = el('li', cls);
+    const a = el('a');
+    a.href = '#' + section.id;
+    a.innerHTML = clone.innerHTML;
+    li.append(a);
+    return li;
+  };
+  article.querySelectorAll('span[id^="document-"] + section').forEach(chapter => {
+    // The page's anchor moves into its section, onto the new page where the section starts.
+    chapter.prepend(chapter.previousElementSibling);
+    chapter.classList.add('pdf-chapter');
+    const li = entry(chapter, 'pdf-toc-chapter');
+    if (!li) return;
+    const sections = [...chapter.querySelectorAll(':scope > section')]
+      .filter(s => s.querySelector(':scope > h3 > .section-number'));
+    if (sections.length) {
+      const sub = el('ol', 'pdf-toc-sections');
+      sections.forEach(s => {
+        const item = entry(s, 'pdf-toc-section');
+        if (item) sub.append(item);
+      });
+      li.append(sub);
+    }
+    list.append(li);
+  });
+  toc.append(list);
+  article.prepend(titlePage, toc);
+  return list.querySelectorAll('li.pdf-toc-chapter').length;
+}"""
+
+WAIT_FOR_TYPESETTING = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  await document.fonts.ready;
+  await Promise.all([...document.images].map(i => i.complete ? null :
+    new Promise(done => { i.addEventListener('load', done); i.addEventListener('error', done); })));
+  return {
+    math: document.querySelectorAll('.math').length,
+    typeset: document.querySelectorAll('mjx-container').length,
+    untypeset: [...document.querySelectorAll('.math')]
+      .filter(n => !n.querySelector('mjx-container')).length,
+    errors: [...document.querySelectorAll('mjx-merror')].map(n => n.textContent),
+    brokenImages: [...document.images].filter(i => i.naturalWidth === 0).map(i => i.src),
+  };
+}"""
+
+# Anything wider than the page would be cut at the margin: code, figures, display math, tables.
+CUT_AT_THE_MARGIN = """() => {
+  const page = document.querySelector('article.bd-article').getBoundingClientRect();
+  return [...document.querySelectorAll('article pre, article img, article table, '
+                                       + 'article mjx-container[display="true"]')]
+    .filter(e => e.getBoundingClientRect().right > page.right + 2)
+    .map(e => `${e.tagName.toLowerCase()} ${(e.textContent || e.src || '').trim().slice(0, 60)}`);
+}"""
+
+# A4 (210 mm) less the left and right margins below, in CSS pixels: the page is laid out at
+# the width it is printed at, so the check above sees what the paper will.
+PRINT_WIDTH = round((210 - 2 * 16) / 25.4 * 96)
+
+FOOTER = """<div style="width: 100%; font-size: 8pt; color: #555; text-align: center;
+  font-family: sans-serif;"><span class="pageNumber"></span></div>"""
+
+
+def print_pdf(site: Path, out: Path, language: str, config_path: Path) -> dict | None:
+    from playwright.sync_api import sync_playwright
+
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    labels = LABELS.get(language, LABELS["en"])
+    page_path, own_path = single_page(site)
+    chromium = chromium_path()
+    if chromium is None:
+        message = ("Chromium not found: `apt-get install -y chromium` (Debian's package), or "
+                   "point LONGDEP_CHROMIUM at a Chromium binary")
+        if os.environ.get("CI") == "true" or os.environ.get("LONGDEP_REQUIRE_BROWSER") == "1":
+            sys.exit(f"print_pdf: {message}")
+        # A reader's `make book` still gives the website; CI and publishing require the PDF.
+        print(f"print_pdf: no PDF written. {message}")
+        return None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    problems = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        context = browser.new_context(color_scheme="light",
+                                      viewport={"width": PRINT_WIDTH, "height": 1000})
+        # pydata-sphinx-theme reads the reader's choice from localStorage: make it light. MathJax's
+        # menu settings live there too: no assistive MathML (hidden copies of every formula for
+        # screen readers of the HTML), which costs time and hides some formulas' text in the PDF.
+        context.add_init_script(
+            "try { localStorage.setItem('mode', 'light'); localStorage.setItem('theme', 'light');"
+            " localStorage.setItem('MathJax-Menu-Settings', JSON.stringify({assistiveMml: false}));"
+            " } catch (e) {}")
+        page = context.new_page()
+        page.emulate_media(media="print", color_scheme="light")
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("console", lambda m: m.type == "error" and not m.text.startswith(
+            "Failed to load resource") and problems.append(f"console: {m.text}"))
+        # A single-page build has no search index; the search button that asks for it is not
+        # printed. Any other missing file is a problem.
+        page.on("requestfailed", lambda r: not r.url.endswith("/searchindex.js")
+                and problems.append(f"request failed: {r.url}"))
+        start = time.perf_counter()
+        page.goto(page_path.as_uri(), wait_until="load")
+        found = page.evaluate(WAIT_FOR_TYPESETTING)
+        if found["untypeset"]:
+            problems.append(f"{found['untypeset']} math elements left untypeset")
+        if found["errors"]:
+            problems.append(f"MathJax errors: {found['errors'][:5]}")
+        if found["brokenImages"]:
+            problems.append(f"images that did not load: {found['brokenImages'][:5]}")
+        found["chapters"] = page.evaluate(PREPARE_PAGE, {
+            "title": config.get("title", ""), "author": config.get("author", ""),
+            "date": edition_date(language), "online": labels["online"],
+            "baseurl": (config.get("html") or {}).get("baseurl", ""),
+            "contents": labels["contents"], "language": language, "ownPath": own_path,
+        })
+        cut = page.evaluate(CUT_AT_THE_MARGIN)
+        if cut:
+            problems.append(f"{len(cut)} elements wider than the page: {cut[:5]}")
+        found["typeset_seconds"] = time.perf_counter() - start
+        if problems:
+            browser.close()
+            sys.exit("print_pdf: the page did not render cleanly:\n  " + "\n  ".join(problems))
+        start = time.perf_counter()
+        # Not tagged=True (with outline=True, bookmarks): measured, it costs 3 s of CPU of the
+        # 17 and doubles the file (2.6 -> 5.9 MB); the contents page links inside the PDF.
+        page.pdf(
+            path=str(out), format="A4", print_background=True,
+            display_header_footer=True, header_template="<span></span>",
+            footer_template=FOOTER,
+            margin={"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"},
+        )
+        found["print_seconds"] = time.perf_counter() - start
+        browser.close()
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--site", type=Path, required=True, help="the single-page build folder")
+    parser.add_argument("--out", type=Path, required=True, help="the PDF to write")
+    parser.add_argument("--language", default="en", help="the edition's language (en, zh_CN)")
+    parser.add_argument("--config", type=Path, default=HERE.parents[1] / "_config.yml",
+                        help="the book's _config.yml (title, author, web address)")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    found = print_pdf(args.site, args.out, args.language, args.config)
+    if found is None:
+        return
+    print(f"print_pdf: {args.out} ({args.out.stat().st_size / 1e6:.1f} MB, "
+          f"{found['chapters']} entries in the contents, {found['typeset']} formulas): loaded "
+          f"and typeset in {found['typeset_seconds']:.1f} s, printed in "
+          f"{found['print_seconds']:.1f} s, {time.perf_counter() - start:.1f} s in all")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""The book's PDF, as `make book` writes it: checked with poppler's command-line tools.
+
+For each edition: the PDF opens and has a book's length, A4 pages with page numbers; its text holds
+every page's title and the same glued numbers as the HTML site, and no raw TeX; every figure of
+the site is in it; every font is embedded; the contents link inside the PDF; its pages are light;
+and every page of the site links to it. Run `make book` first (`make test` does).
+
+The tools are Debian's `poppler-utils` (pdfinfo, pdftotext, pdfimages, pdffonts, pdftoppm).
+Without them, or without a built PDF, the tests skip, saying why; with CI=true or
+LONGDEP_REQUIRE_BROWSER=1 they fail instead, as the browser tests do.
+"""
+
+import html
+import os
+import re
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+PDF_NAME = "transformer-0-to-1.pdf"
+# An edition: its language, its HTML root, its PDF. The Chinese edition (_build/html/zh_CN/)
+# adds a line here when it exists.
+EDITIONS = {
+    "en": REPO / "_build" / "html",
+}
+POPPLER = ("pdfinfo", "pdftotext", "pdfimages", "pdffonts", "pdftoppm")
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname")
+MIN_PAGES = 60
+
+
+def tools_required() -> bool:
+    return os.environ.get("CI") == "true" or os.environ.get("LONGDEP_REQUIRE_BROWSER") == "1"
+
+
+def skip_or_fail(message: str):
+    if tools_required():
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def poppler():
+    missing = [tool for tool in POPPLER if shutil.which(tool) is None]
+    if missing:
+        skip_or_fail(f"{', '.join(missing)} not found: install Debian's poppler-utils "
+                     "(`apt-get install -y poppler-utils`)")
+
+
+@pytest.fixture(params=sorted(EDITIONS), scope="session")
+def edition(request):
+    site = EDITIONS[request.param]
+    pdf = site / "_downloads" / PDF_NAME
+    if not pdf.exists():
+        skip_or_fail(f"no PDF at {pdf}: run `make book` first")
+    return site, pdf
+
+
+def run(*command) -> str:
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+
+@cache
+def pdf_text(pdf: Path) -> str:
+    # -raw: the text in drawing order, with no joining of words broken at a hyphen (which
+    # would turn a "3.8e-" at the end of a line and "03" on the next into "3.8e03").
+    return run("pdftotext", "-raw", "-enc", "UTF-8", str(pdf), "-")
+
+
+def squeezed(text: str) -> str:
+    # Line breaks (and the spaces around them) fall anywhere in the PDF's text, even inside a
+    # number such as 1e-14; compare with no whitespace at all.
+    return re.sub(r"\s+", "", text)
+
+
+def book_pages() -> list[str]:
+    """Every page of the book, in the order of _toc.yml, as paths like book/01_rnn_bptt."""
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]]
+    for part in toc.get("parts", [toc]):
+        files += [chapter["file"] for chapter in part.get("chapters", [])]
+    return files
+
+
+def page_html(site: Path, page: str) -> str:
+    return (site / f"{page}.html").read_text(encoding="utf-8")
+
+
+def article(page: str) -> str:
+    return page.split('<article class="bd-article">', 1)[1].split("</article>", 1)[0]
+
+
+def text_of(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def title_of(site: Path, page: str) -> str:
+    heading = re.search(r"<h1>(.*?)</h1>", article(page_html(site, page)), re.DOTALL).group(1)
+    heading = re.sub(r'<a class="headerlink".*?</a>', "", heading)
+    return text_of(heading).strip()
+
+
+def test_the_pdf_opens_as_a_book(edition):
+    _, pdf = edition
+    info = run("pdfinfo", str(pdf))
+    pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
+    assert pages >= MIN_PAGES, f"only {pages} pages"
+    title = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))["title"]
+    assert re.search(rf"^Title:\s+{re.escape(title)}$", info, re.MULTILINE), info
+    # A4 (595 x 842 points), every page.
+    sizes = run("pdfinfo", "-f", "1", "-l", str(pages), str(pdf))
+    assert set(re.findall(r"size:\s+([\d.]+ x [\d.]+) pts", sizes)) == {"595.92 x 842.88"}
+
+
+def test_the_title_page_names_title_author_and_date(edition):
+    _, pdf = edition
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    first = run("pdftotext", "-enc", "UTF-8", "-f", "1", "-l", "1", str(pdf), "-")
+    assert config["title"] in first and config["author"] in first
+    assert re.search(r"\b20\d\d\b", first), f"no date on the title page: {first!r}"
+
+
+def test_every_page_is_numbered(edition):
+    _, pdf = edition
+    info = run("pdfinfo", str(pdf))
+    pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
+    for number in (2, pages // 2, pages):
+        # The bottom margin of the page (A4: 842 points high) holds its number and nothing else.
+        footer = run("pdftotext", "-enc", "UTF-8", "-f", str(number), "-l", str(number),
+                     "-x", "0", "-y", "790", "-W", "596", "-H", "53", str(pdf), "-")
+        assert footer.split() == [str(number)], f"page {number}'s footer says {footer!r}"
+
+
+def test_every_page_title_is_in_the_pdf(edition):
+    site, pdf = edition
+    text = squeezed(pdf_text(pdf))
+    for page in book_pages():
+        title = title_of(site, page)
+        assert squeezed(title) in text, f"{page}: title {title!r} not in the PDF"
+
+
+def test_the_contents_link_inside_the_pdf(edition):
+    site, pdf = edition
+    destinations = run("pdfinfo", "-dests", str(pdf))
+    for page in book_pages()[1:]:
+        section_id = re.search(r'<section[^>]* id="([^"]+)"', article(page_html(site, page)))
+        assert f'"{section_id.group(1)}"' in destinations, f"no link target for {page}"
+
+
+def test_glued_numbers_equal_the_sites(edition):
+    site, pdf = edition
+    text = squeezed(pdf_text(pdf))
+    glued = set()
+    for page in book_pages():
+        for value in re.findall(r'<span class="pasted-text">(.*?)</span>', page_html(site, page)):
+            glued.add(text_of(value))
+    numbers = sorted(v for v in glued if re.search(r"\d", v))
+    assert len(numbers) >= 20, f"only {len(numbers)} glued numbers found in the site"
+    missing = [v for v in numbers if squeezed(v) not in text]
+    assert not missing, f"glued values of the site missing from the PDF: {missing[:10]}"
+
+
+def test_no_raw_tex_in_the_pdf(edition):
+    _, pdf = edition
+    raw = RAW_TEX.findall(pdf_text(pdf))
+    assert not raw, f"raw TeX in the PDF: {raw[:5]}"
+
+
+def test_every_figure_is_in_the_pdf(edition):
+    # MathJax draws math with fonts, not images, and print.css removes shadows (which Chromium
+    # would print as images): the PDF's images are the site's figures, one for one.
+    site, pdf = edition
+    figures = sum(len(re.findall(r"<img\b", article(page_html(site, page))))
+                  for page in book_pages())
+    assert figures >= 10
+    listing = run("pdfimages", "-list", str(pdf)).splitlines()[2:]
+    images = [row for row in listing if row.split()[2] == "image"]
+    assert len(images) == figures, f"{len(images)} images in the PDF, {figures} on the site"
+
+
+def test_every_font_is_embedded(edition):
+    _, pdf = edition
+    header, dashes, *rows = run("pdffonts", str(pdf)).splitlines()
+    # Columns are fixed-width, as wide as the runs of dashes under the header.
+    spans = [m.span() for m in re.finditer(r"-+", dashes)]
+    names = [header[a:b].strip() for a, b in spans]
+    emb = names.index("emb")
+    assert rows, "no fonts in the PDF"
+    not_embedded = [row for row in rows if row[slice(*spans[emb])].strip() != "yes"]
+    assert not not_embedded, "fonts not embedded:\n" + "\n".join(not_embedded)
+
+
+def test_pages_are_light_even_for_a_dark_mode_reader(edition, tmp_path):
+    _, pdf = edition
+    # A chapter's first page, rendered small in grey: a light page averages close to white.
+    text = pdf_text(pdf).split("\f")
+    chapter_page = next(i for i, page in enumerate(text, 1) if page.lstrip().startswith("1. "))
+    run("pdftoppm", "-gray", "-r", "20", "-f", str(chapter_page), "-l", str(chapter_page),
+        str(pdf), str(tmp_path / "page"))
+    pgm = next(tmp_path.glob("page*.pgm")).read_bytes()
+    pixels = pgm.split(b"\n", 3)[3]
+    assert sum(pixels) / len(pixels) > 200, "the page is dark"
+
+
+def test_every_page_links_to_the_pdf(edition):
+    site, pdf = edition
+    for page in book_pages():
+        links = re.findall(r'href="([^"]*_downloads/[^"]*\.pdf)"', page_html(site, page))
+        assert links, f"{page} has no link to the book's PDF"
+        assert all((site / page).parent.joinpath(link).resolve() == pdf.resolve()
+                   for link in links), f"{page} links to {links}, not to {pdf}"
