@@ -19,7 +19,12 @@ TAG = "nbval-ignore-output"
 
 IGNORED = {
     "01_rnn_bptt.ipynb": {},
-    "02_vanishing_exploding.ipynb": {},
+    "02_vanishing_exploding.ipynb": {
+        "d22e8a27": "SGD on the gain-3 RNN at lr 0.5 without clipping is chaotic: the median "
+                    "accuracy of its 32 seeds, their largest gradients and the length of the "
+                    "clipped runs' opening phase move with the last bits of the arithmetic; "
+                    "the claims are asserted in the next (remove-cell) cell",
+    },
     "03_lstm.ipynb": {
         "8448dd8b": "forward times of the LSTM against the sequence length (timing)",
         "1755a00e": "time ratios and microseconds per step derived from those times (timing)",
