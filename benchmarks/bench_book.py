@@ -13,6 +13,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -56,7 +57,7 @@ def chapter_seconds(notebook: Path, timeout: int) -> tuple[float, str]:
                                 resources={"metadata": {"path": folder}})
         start = time.perf_counter()
         try:
-            client.execute()
+            client.execute(stderr=subprocess.DEVNULL)  # the kernel's own log, not a cell's
             status = "ok"
         except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:  # report it
             status = type(error).__name__
