@@ -10,7 +10,10 @@ from longdep.experiments.clipping import (
     cliff_descent,
     cliff_final_state,
     cliff_loss,
+    stacked_logits,
+    stacked_parameters,
     train_sgd,
+    train_sgd_seeds,
 )
 from longdep.tasks import key_recall_batch
 from longdep.train import clip_gradient_norm_
@@ -136,3 +139,39 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="steps must be at least 1"):
         train_sgd(classifier_with_recurrent_gain(1.0), lambda g: key_recall_batch(2, 3, generator=g),
                   steps=0, lr=0.1)
+
+
+def test_stacked_logits_equal_each_models_forward():
+    models = [classifier_with_recurrent_gain(3.0, hidden_size=8, seed=s) for s in range(3)]
+    generator = torch.Generator().manual_seed(0)
+    tokens = torch.stack([key_recall_batch(5, 6, generator=generator)[0] for _ in models])
+    logits = stacked_logits(stacked_parameters(models), tokens)
+    assert logits.shape == (3, 5, 8)
+    for run, model in enumerate(models):
+        torch.testing.assert_close(logits[run], model(tokens[run]), rtol=1e-5, atol=1e-6)
+
+
+def test_seed_batched_sgd_follows_train_sgd_for_a_few_steps(one_thread):
+    def make_batch(generator):
+        return key_recall_batch(8, 4, generator=generator)
+
+    settings = [(0.3, None, 2), (0.3, 0.1, 2), (0.1, None, 7)]  # (lr, threshold, seed)
+    models = [classifier_with_recurrent_gain(3.0, hidden_size=8, seed=s) for *_, s in settings]
+    lrs, thresholds, seeds = (list(column) for column in zip(*settings))
+    runs = train_sgd_seeds(models, make_batch, 3, lrs, thresholds, seeds, eval_batches=2)
+    assert runs.losses.shape == runs.grad_norms.shape == (3, 3) and runs.accuracy.shape == (3,)
+    for run, (lr, threshold, seed) in enumerate(settings):
+        model = classifier_with_recurrent_gain(3.0, hidden_size=8, seed=seed)
+        one = train_sgd(model, make_batch, 3, lr, threshold, seed=seed, eval_batches=2)
+        torch.testing.assert_close(runs.losses[run], torch.tensor(one.losses), rtol=1e-4, atol=0)
+        torch.testing.assert_close(runs.grad_norms[run], torch.tensor(one.grad_norms),
+                                   rtol=1e-4, atol=0)
+        assert runs.accuracy[run].item() == pytest.approx(one.accuracy, abs=1 / 16)
+    assert runs.grad_norms[1].min() > 0.1  # the clipped run was clipped at every step
+
+
+def test_seed_batched_sgd_needs_one_setting_per_model():
+    models = [classifier_with_recurrent_gain(1.0, hidden_size=4)]
+    with pytest.raises(ValueError, match="one learning rate"):
+        train_sgd_seeds(models, lambda g: key_recall_batch(2, 3, generator=g), 1, [0.1, 0.1],
+                        [None], [0])

@@ -99,3 +99,114 @@ def train_sgd(model: nn.Module, make_batch: Callable[[torch.Generator], Batch], 
     return train(model, make_batch, steps, lr, clip_norm=threshold, seed=seed,
                  eval_batches=eval_batches, optimizer_class=torch.optim.SGD,
                  clip=clip_gradient_norm_)
+
+
+class SeedRuns(NamedTuple):
+    """Training runs computed together (Chapter 2, "Clipping in training"): ``losses`` and
+    ``grad_norms`` (runs, steps), the loss and the gradient norm before clipping at every step,
+    and ``accuracy`` (runs,), the held-out accuracy at the end."""
+
+    losses: torch.Tensor
+    grad_norms: torch.Tensor
+    accuracy: torch.Tensor
+
+
+def stacked_parameters(models: list[LastStepClassifier]) -> dict[str, torch.Tensor]:
+    """The parameters of same-shaped tanh-RNN classifiers, each stacked along a leading run
+    dimension: name -> (runs, *shape), leaf tensors that require gradients."""
+    names = [name for name, _ in models[0].named_parameters()]
+    by_model = [dict(model.named_parameters()) for model in models]
+    return {name: torch.stack([params[name].detach() for params in by_model]).requires_grad_()
+            for name in names}
+
+
+def stacked_logits(params: dict[str, torch.Tensor], tokens: torch.Tensor) -> torch.Tensor:
+    """The forward pass of :func:`classifier_with_recurrent_gain`'s model (embedding, tanh
+    Elman RNN, linear head on the last state) for many runs at once: tokens (runs, batch, time)
+    -> logits (runs, batch, classes). Run r uses the parameters ``params[name][r]``; the result
+    equals each model's own forward (tests/test_clipping.py)."""
+    runs, batch, steps = tokens.shape
+    table = params["embedding.weight"]  # (runs, vocab, embedding)
+    one_hot = nn.functional.one_hot(tokens.flatten(1), table.size(1)).to(table.dtype)
+    x = torch.bmm(one_hot, table)  # the embedding lookup, (runs, batch * time, embedding)
+    bias = (params["core.bias_ih"] + params["core.bias_hh"])[:, None]  # (runs, 1, hidden)
+    inputs = torch.baddbmm(bias, x, params["core.weight_ih"].transpose(1, 2))
+    w_hh = params["core.weight_hh"].transpose(1, 2)
+    h = table.new_zeros(runs, batch, w_hh.size(-1))  # (runs, batch, hidden)
+    for input_t in inputs.view(runs, batch, steps, -1).unbind(2):  # W_ih x_t + b, per step
+        h = torch.tanh(torch.baddbmm(input_t, h, w_hh))
+    return torch.baddbmm(params["head.bias"][:, None], h, params["head.weight"].transpose(1, 2))
+
+
+def _batches(make_batch: Callable[[torch.Generator], Batch], generators: dict, seeds: list
+             ) -> Batch:
+    """One batch per distinct seed, shared by the runs with that seed: (runs, batch, ...)."""
+    drawn = {seed: make_batch(generator) for seed, generator in generators.items()}
+    return (torch.stack([drawn[seed][0] for seed in seeds]),
+            torch.stack([drawn[seed][1] for seed in seeds]))
+
+
+def train_sgd_seeds(models: list[LastStepClassifier],
+                    make_batch: Callable[[torch.Generator], Batch], steps: int,
+                    lrs: list[float], thresholds: list[float | None], seeds: list[int],
+                    eval_batches: int = 4) -> SeedRuns:
+    """:func:`train_sgd` for many runs in one computation (Chapter 2, "Clipping in training").
+
+    Run r trains ``models[r]`` (built by :func:`classifier_with_recurrent_gain`) by plain SGD at
+    learning rate ``lrs[r]``, with Algorithm 1 at ``thresholds[r]`` (None: no clipping), on the
+    batches of a generator seeded with ``seeds[r]``, as :func:`longdep.train.train` draws them:
+    runs with the same seed see the same data. The weights carry a leading run dimension, so
+    one batched pass replaces a training loop per run. A run whose gradient is not finite stops
+    moving (its norm is recorded as inf). The models themselves are not changed.
+    """
+    runs = len(models)
+    if not runs or not len(lrs) == len(thresholds) == len(seeds) == runs:
+        raise ValueError("give one learning rate, threshold and seed per model")
+    if steps < 1 or min(lrs) <= 0:
+        raise ValueError(f"steps and learning rates must be positive, got {steps}, {lrs}")
+    params = stacked_parameters(models)
+    lr = torch.tensor(lrs, dtype=torch.float32)
+    limit = torch.tensor([math.inf if t is None else t for t in thresholds])
+    generators = {s: torch.Generator().manual_seed(s) for s in dict.fromkeys(seeds)}
+    losses, grad_norms = torch.empty(runs, steps), torch.empty(runs, steps)
+    for step in range(steps):
+        tokens, targets = _batches(make_batch, generators, seeds)
+        logits = stacked_logits(params, tokens)
+        loss = nn.functional.cross_entropy(logits.transpose(1, 2), targets,
+                                           reduction="none").mean(1)  # (runs,)
+        grads = torch.autograd.grad(loss.sum(), list(params.values()))
+        norm = torch.stack([g.flatten(1).square().sum(1) for g in grads]).sum(0).sqrt()
+        scale = torch.where(norm >= limit, limit / norm, torch.ones_like(norm))
+        finite = torch.isfinite(norm)
+        scale = torch.where(finite, scale, torch.zeros_like(scale)) * lr
+        with torch.no_grad():
+            for p, g in zip(params.values(), grads):
+                p -= scale.view(-1, *[1] * (g.dim() - 1)) * torch.where(finite.view(
+                    -1, *[1] * (g.dim() - 1)), g, torch.zeros_like(g))
+        losses[:, step] = loss.detach()
+        grad_norms[:, step] = torch.where(finite, norm, torch.full_like(norm, math.inf))
+    held_out = {s: torch.Generator().manual_seed(s + 1_000_003) for s in generators}
+    correct = torch.zeros(runs)
+    with torch.no_grad():
+        for _ in range(eval_batches):
+            tokens, targets = _batches(make_batch, held_out, seeds)
+            correct += (stacked_logits(params, tokens).argmax(-1) == targets).sum(1)
+    return SeedRuns(losses, grad_norms, correct / (eval_batches * targets.size(1)))
+
+
+def train_settings(settings: dict[str, tuple[float, float | None]], gain: float, seeds: int,
+                   make_batch: Callable[[torch.Generator], Batch], steps: int,
+                   hidden_size: int = 32) -> dict[str, SeedRuns]:
+    """Chapter 2's clipping experiment: for each setting ``label -> (lr, threshold)``, train
+    :func:`classifier_with_recurrent_gain` models of seeds 0 .. seeds - 1 by SGD, every run of
+    every setting in one call of :func:`train_sgd_seeds`. Every setting trains the same seeds
+    on the same batches. Returns label -> :class:`SeedRuns` with (seeds, ...) tensors."""
+    if seeds < 1:
+        raise ValueError(f"seeds must be at least 1, got {seeds}")
+    plan = [(lr, threshold, seed) for lr, threshold in settings.values() for seed in range(seeds)]
+    models = [classifier_with_recurrent_gain(gain, hidden_size=hidden_size, seed=seed)
+              for *_, seed in plan]
+    lrs, thresholds, run_seeds = (list(column) for column in zip(*plan))
+    runs = train_sgd_seeds(models, make_batch, steps, lrs, thresholds, run_seeds)
+    return {label: SeedRuns(*(values[i * seeds:(i + 1) * seeds] for values in runs))
+            for i, label in enumerate(settings)}

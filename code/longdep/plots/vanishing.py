@@ -108,8 +108,8 @@ def plot_cliff(w: np.ndarray, b: np.ndarray, loss: np.ndarray, paths: dict):
             if outside[k:].all():
                 text += "\nand never comes back"
             left.annotate(text, xy=points[k - 1], xytext=(0.55, 0.85), textcoords="axes fraction",
-                          color=colour, fontsize=8, arrowprops=dict(arrowstyle="->", color=colour),
-                          bbox=dict(facecolor="white", alpha=0.8, edgecolor="none"))
+                          color=colour, fontsize=8, arrowprops={"arrowstyle": "->", "color": colour},
+                          bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
         right.plot(np.asarray(path.losses), color=colour, label=label)
     left.plot(*np.asarray(next(iter(paths.values())).points[0]), "*", color="white",
               markeredgecolor="black", markersize=12, label="start")
@@ -128,24 +128,25 @@ def plot_cliff(w: np.ndarray, b: np.ndarray, loss: np.ndarray, paths: dict):
     return closed_for_display(fig)
 
 
-def plot_clipping_runs(runs: dict, threshold: float):
+def plot_clipping_runs(runs: dict[str, tuple[np.ndarray, np.ndarray]], threshold: float):
     """Chapter 2, clipping in training: per-step loss (left) and gradient norm before clipping
-    (right) of every seed, one colour per setting. runs maps a label to a list of
-    :class:`longdep.train.TrainingResult`, one per seed."""
+    (right), one colour per setting: the median over seeds (line) and the range from the 10th to
+    the 90th percentile (band). runs maps a label to (losses, grad_norms), each (seeds, steps)."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
-    for colour, (label, results) in zip(colours, runs.items()):
-        for i, result in enumerate(results):
-            left.plot(result.losses, color=colour, linewidth=0.8, alpha=0.7,
-                      label=label if i == 0 else None)
-            right.plot(result.grad_norms, color=colour, linewidth=0.8, alpha=0.7,
-                       label=label if i == 0 else None)
+    for colour, (label, curves) in zip(colours, runs.items()):
+        for ax, values in zip((left, right), curves):
+            low, median, high = np.percentile(values, [10, 50, 90], axis=0)
+            steps = np.arange(len(median))
+            ax.fill_between(steps, low, high, color=colour, alpha=0.2, linewidth=0)
+            ax.plot(steps, median, color=colour, linewidth=1.2, label=label)
     right.axhline(threshold, color="k", linestyle="--", linewidth=0.9,
                   label=f"threshold {threshold:g}")
+    seeds = len(curves[0])
     left.set_yscale("log")
     left.set_xlabel("SGD step")
     left.set_ylabel("cross-entropy loss")
-    left.set_title(f"training loss, {len(results)} seeds per setting")
+    left.set_title(f"training loss, {seeds} seeds per setting")
     left.legend(fontsize=8)
     right.set_yscale("log")
     right.set_xlabel("SGD step")

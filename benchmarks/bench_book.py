@@ -1,0 +1,101 @@
+"""Time each chapter beside the machine's fp32 matmul speed, so that machines can be compared.
+
+Each chapter notebook is copied to a temporary folder and executed there with nbclient (the
+committed notebook is never touched); the script prints a table of the wall-clock seconds per
+chapter and the machine's float32 matrix-multiply speed on two threads (the median GFLOP/s of
+several 1024 x 1024 products). The book's speed budgets (DESIGN.md) are set for a machine of
+about 110 GFLOP/s. Nothing passes or fails: a chapter that raises is reported as such.
+
+    .venv/bin/python benchmarks/bench_book.py [--chapters 01 04] [--repeats 9]
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+import torch
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+BOOK = Path(__file__).resolve().parent.parent / "book"
+SIZE, THREADS = 1024, 2
+
+
+def matmul_gflops(size: int = SIZE, threads: int = THREADS, repeats: int = 9) -> float:
+    """Median GFLOP/s of ``repeats`` float32 products of two (size, size) matrices."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a, b = torch.randn(size, size), torch.randn(size, size)
+        for _ in range(2):  # warm-up: thread pool, caches, frequency
+            torch.matmul(a, b)
+        rates = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            torch.matmul(a, b)
+            rates.append(2 * size**3 / (time.perf_counter() - start) / 1e9)
+        return statistics.median(rates)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def chapter_seconds(notebook: Path, timeout: int) -> tuple[float, str]:
+    """Wall-clock seconds to execute a copy of ``notebook`` in a temporary folder, and "ok" or
+    the name of the error that stopped it."""
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / notebook.name
+        shutil.copy(notebook, copy)
+        nb = nbformat.read(copy, as_version=4)
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": folder}})
+        start = time.perf_counter()
+        try:
+            client.execute(stderr=subprocess.DEVNULL)  # the kernel's own log, not a cell's
+            status = "ok"
+        except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:  # report it
+            status = type(error).__name__
+        return time.perf_counter() - start, status
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chapters", nargs="*", default=None,
+                        help="chapter numbers such as 01 04 (default: all)")
+    parser.add_argument("--repeats", type=int, default=9, help="matmuls timed (default 9)")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    args = parser.parse_args()
+
+    notebooks = sorted(BOOK.glob("[0-9][0-9]_*.ipynb"))
+    if args.chapters:
+        notebooks = [nb for nb in notebooks if nb.name[:2] in args.chapters]
+    # The kernels must import this checkout's longdep, wherever it is installed.
+    code = str(BOOK.parent / "code")
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [code, os.environ.get("PYTHONPATH")]))
+
+    gflops = matmul_gflops(repeats=args.repeats)
+    print(f"python {sys.version.split()[0]}, torch {torch.__version__}, "
+          f"CPU capability {torch.backends.cpu.get_cpu_capability()}, "
+          f"{os.cpu_count()} CPUs")
+    print(f"fp32 matmul {SIZE} x {SIZE}, {THREADS} threads: {gflops:.0f} GFLOP/s "
+          f"(median of {args.repeats}; the budgets assume about 110)")
+    print(f"{'chapter':32s} {'seconds':>8s}  status")
+    total = 0.0
+    for notebook in notebooks:
+        seconds, status = chapter_seconds(notebook, args.timeout)
+        total += seconds
+        print(f"{notebook.stem:32s} {seconds:8.1f}  {status}", flush=True)
+    print(f"{'all chapters':32s} {total:8.1f}")
+    print(f"matmul again: {matmul_gflops(repeats=args.repeats):.0f} GFLOP/s "
+          f"(a change means the machine's load changed during the run)")
+
+
+if __name__ == "__main__":
+    main()
