@@ -8,7 +8,13 @@ is the same page in the other edition. The link goes in the article header, befo
 sphinx-book-theme's own buttons, through the theme's ``article_header_end`` components.
 """
 
+from os import path
 from pathlib import Path
+
+from sphinx import addnodes
+from sphinx.locale import init as init_locale
+from sphinx.transforms import SphinxTransform
+from sphinx.util.i18n import docname_to_domain
 
 HERE = Path(__file__).parent
 
@@ -53,6 +59,31 @@ def add_edition_links(app, pagename, templatename, context, doctree):
         context["theme_article_header_end"] = ["language-switcher.html", *header]
 
 
+class TranslateTocCaptions(SphinxTransform):
+    """Translate the captions of _toc.yml's parts.
+
+    sphinx-external-toc inserts the root page's toctrees (priority 100) after Sphinx's Locale
+    transform (priority 20) has translated the page, so their captions, which the gettext builder
+    does extract into the root page's catalog, would stay English. This applies the same catalog.
+    """
+
+    default_priority = 101
+
+    def apply(self, **kwargs):
+        if not self.config.language or self.config.language == "en":
+            return
+        domain = docname_to_domain(self.env.docname, self.config.gettext_compact)
+        dirs = [path.join(self.env.srcdir, folder) for folder in self.config.locale_dirs]
+        catalog, has_catalog = init_locale(dirs, self.config.language, domain)
+        if not has_catalog:
+            return
+        for toctree in self.document.findall(addnodes.toctree):
+            caption = toctree.get("rawcaption") or toctree.get("caption")
+            translated = catalog.gettext(caption) if caption else ""
+            if translated and translated != caption:
+                toctree.apply_translated_message(caption, translated)
+
+
 def add_paths(app, config):
     config.templates_path = [*config.templates_path, str(HERE / "templates")]
     config.html_static_path = [*config.html_static_path, str(HERE / "static")]
@@ -63,4 +94,5 @@ def setup(app):
     # after pydata-sphinx-theme has turned the theme's component lists into lists (priority 500)
     app.connect("html-page-context", add_edition_links, priority=950)
     app.add_css_file("editions.css")
+    app.add_transform(TranslateTocCaptions)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
