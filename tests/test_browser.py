@@ -1,8 +1,11 @@
 """The built book in a real browser: headless Chromium (Debian's package) driven by Playwright.
 
-On every page, in the theme's light and dark mode: no JavaScript error, no failed request, every
-image loaded, all math typeset by MathJax with no error and no raw TeX left. Run `make book` first
-(`make test` does). Screenshots land in _build/screenshots/ for a person to look at.
+On every page of both editions (English in _build/html, 简体中文 in _build/html/zh_CN), in the
+theme's light and dark mode: no JavaScript error, no failed request, every image loaded, all math
+typeset by MathJax with no error and no raw TeX left, and Chinese text drawn in a CJK font (the
+fonts Chromium actually used, asked through the DevTools protocol), not as missing-glyph boxes.
+Run `make book` first (`make test` does). Screenshots land in _build/screenshots/ for a person to
+look at.
 
 Without Chromium the tests skip, saying how to install it; with CI=true or
 LONGDEP_REQUIRE_BROWSER=1 a missing browser is a failure instead.
@@ -25,6 +28,9 @@ CHROMIUM_FLAGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic",
 ]
+# Font families that hold Chinese glyphs (Debian's fonts-noto-cjk, and the usual system faces).
+CJK_FONT = re.compile(r"CJK|Source Han|PingFang|Hiragino|YaHei|SimSun|SimHei|WenQuanYi|"
+                      r"Droid Sans Fallback|AR PL|Noto Sans SC|Noto Serif SC", re.I)
 # Text a reader must never see: TeX delimiters or commands that MathJax left untypeset.
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname")
 
@@ -74,7 +80,8 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="session")
-def browser():
+def playwright():
+    """Playwright and the path of Chromium (one Playwright per session: it runs an event loop)."""
     path = chromium_path()
     if path is None:
         message = ("Chromium not found: install it with `apt-get install -y chromium` "
@@ -85,9 +92,15 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
-        yield browser
-        browser.close()
+        yield playwright, path
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
+    playwright, path = playwright
+    browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
+    yield browser
+    browser.close()
 
 
 def test_the_book_has_pages():
@@ -117,6 +130,63 @@ INSPECT_PAGE = """() => {
 }"""
 
 
+# Wrap each run of Chinese characters of the page (in the text nodes of at most `limit` elements:
+# header, navigation, article) in a probe span, so that the fonts used for exactly those
+# characters can be asked for.
+MARK_CJK_RUNS = """(limit) => {
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const runs = /[\\u3000-\\u30ff\\u4e00-\\u9fff\\uff00-\\uffef]+/g;
+  const found = [];
+  let node;
+  while ((node = walker.nextNode()) && found.length < limit) {
+    if (!runs.test(node.data) || node.parentElement.closest('script, style, mjx-container')) {
+      runs.lastIndex = 0;
+      continue;
+    }
+    runs.lastIndex = 0;
+    found.push(node);
+  }
+  let count = 0;
+  for (const text of found) {
+    const fragment = document.createDocumentFragment();
+    let last = 0;
+    for (const match of text.data.matchAll(runs)) {
+      fragment.append(text.data.slice(last, match.index));
+      const span = document.createElement('span');
+      span.dataset.cjkProbe = String(count++);
+      span.textContent = match[0];
+      fragment.append(span);
+      last = match.index + match[0].length;
+    }
+    fragment.append(text.data.slice(last));
+    text.replaceWith(fragment);
+  }
+  return count;
+}"""
+
+
+def chinese_font_problems(context, page, limit: int = 60) -> tuple[int, list[str]]:
+    """How many runs of Chinese text the page has (up to `limit`), and those that Chromium drew
+    in a font without Chinese glyphs (as missing-glyph boxes), with the fonts it used."""
+    count = page.evaluate(MARK_CJK_RUNS, limit)
+    if not count:
+        return 0, []
+    cdp = context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    probes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-cjk-probe]"})
+    problems = []
+    for node_id in probes["nodeIds"]:
+        fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node_id})["fonts"]
+        used = [f["familyName"] for f in fonts if f["glyphCount"]]
+        if not used or not all(CJK_FONT.search(name) for name in used):
+            text = cdp.send("DOM.getOuterHTML", {"nodeId": node_id})["outerHTML"]
+            problems.append(f"{text}: drawn in {used}")
+    cdp.detach()
+    return count, problems
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("page_path", pages() or ["book/intro.html"])
 def test_page_renders_cleanly(browser, server, page_path, scheme):
@@ -135,6 +205,7 @@ def test_page_renders_cleanly(browser, server, page_path, scheme):
     found = page.evaluate(INSPECT_PAGE)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"{page_path.replace('/', '_')}-{scheme}.png")
+    chinese_runs, tofu = chinese_font_problems(context, page)
     context.close()
 
     assert not problems, "\n".join(problems)
@@ -146,6 +217,10 @@ def test_page_renders_cleanly(browser, server, page_path, scheme):
     assert not found["mathErrors"], f"MathJax errors: {found['mathErrors']}"
     raw = RAW_TEX.findall(found["text"])
     assert not raw, f"raw TeX left in the page: {raw[:5]}"
+    assert not tofu, ("Chinese text drawn without a CJK font (install Debian's fonts-noto-cjk):\n"
+                      + "\n".join(tofu[:5]))
+    if page_path.startswith("zh_CN/book/"):
+        assert chinese_runs, "a page of the Chinese edition with no Chinese text"
 
 
 def test_the_front_door_redirects_to_the_landing_page(browser, server):
@@ -154,6 +229,48 @@ def test_the_front_door_redirects_to_the_landing_page(browser, server):
     page.wait_for_url("**/book/intro.html")
     assert "Transformer from 0 to 1" in page.title()
     page.close()
+
+
+def test_the_chinese_front_door_redirects_to_the_chinese_landing_page(browser, server):
+    page = browser.new_page()
+    page.goto(f"{server}/zh_CN/index.html")
+    page.wait_for_url("**/zh_CN/book/intro.html")
+    assert page.evaluate("() => document.documentElement.lang") == "zh-CN"
+    page.close()
+
+
+@pytest.mark.parametrize("start", ["book/intro.html", "book/02_vanishing_exploding.html"])
+def test_the_language_link_leads_to_the_same_page_and_back(browser, server, start):
+    page = browser.new_page()
+    page.goto(f"{server}/{start}", wait_until="load")
+    page.click("a.language-switcher[hreflang='zh-CN']")
+    page.wait_for_url(f"**/zh_CN/{start}")
+    assert page.evaluate("() => document.documentElement.lang") == "zh-CN"
+    page.click("a.language-switcher[hreflang='en']")
+    page.wait_for_url(f"{server}/{start}")
+    assert page.evaluate("() => document.documentElement.lang") == "en"
+    page.close()
+
+
+def test_missing_chinese_fonts_are_caught(tmp_path, playwright, server):
+    """The font check itself: a Chromium that sees no CJK font (fontconfig limited to the
+    Latin fonts) draws the glossary's Chinese terms as boxes, and the check says so."""
+    playwright, path = playwright
+    latin = Path("/usr/share/fonts/truetype")
+    if not latin.exists():
+        pytest.skip("needs Latin fonts in /usr/share/fonts/truetype")
+    (tmp_path / "fonts.conf").write_text(
+        f'<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>'
+        f"<dir>{latin}</dir><cachedir>{tmp_path / 'cache'}</cachedir></fontconfig>\n")
+    env = {**os.environ, "FONTCONFIG_FILE": str(tmp_path / "fonts.conf")}
+    browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS, env=env)
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{server}/book/glossary.html", wait_until="load")
+    count, problems = chinese_font_problems(context, page)
+    browser.close()
+    assert count > 10
+    assert len(problems) == count, problems[:3]
 
 
 def test_chapter_pages_have_typeset_math_and_figures(browser, server):
@@ -169,7 +286,8 @@ def test_chapter_pages_have_typeset_math_and_figures(browser, server):
 def test_sitemap_lists_every_page():
     if not SITE.exists() and not browser_required():
         pytest.skip("no built book: run `make book` first")
-    sitemap = (SITE / "sitemap.xml").read_text()
-    for page in pages():
-        if page.startswith("book/"):
-            assert f"/{page}</loc>" in sitemap, page
+    for edition in ("", "zh_CN/"):
+        sitemap = (SITE / edition / "sitemap.xml").read_text()
+        for page in pages():
+            if page.startswith(f"{edition}book/"):
+                assert f"/{page}</loc>" in sitemap, page
