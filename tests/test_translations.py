@@ -8,6 +8,10 @@ current and faithful.
   is not used until a translator has checked it.
 - A translation keeps its message's math, code, glued numbers, equation references, citations
   and link targets exactly (the words around them, and a link's text, are translated).
+- A translation is Markdown that means what the English means. Two traps of Chinese Markdown:
+  a message that starts with "1. " is parsed as a list (Sphinx then silently keeps the English
+  heading: write "1\\. "), and a closing `**` right after Chinese punctuation and before a
+  character, as in `**原文说：**若`, is not a closing mark in CommonMark (write `**原文说**：若`).
 """
 
 import re
@@ -97,6 +101,44 @@ def test_a_translation_keeps_math_code_numbers_and_targets(page):
                 dict(kept_parts(m.string) - kept_parts(m.id)))
                for m in messages if kept_parts(m.id) != kept_parts(m.string)]
     assert changed == []
+
+
+# CommonMark's punctuation, for the flanking rules of emphasis: ASCII's, and the CJK forms.
+PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef!-/:-@\[-`{-~]")
+
+
+def markdown_traps(translation: str) -> list[str]:
+    """Places where Markdown would not read a translation as its translator meant."""
+    traps = []
+    if re.match(r"\d+\. ", translation):
+        traps.append("starts with a list number: escape it as 1\\.")
+    for i, mark in enumerate(re.finditer(r"(?<!\*)\*\*(?!\*)", translation)):
+        before = translation[mark.start() - 1] if mark.start() else " "
+        after = translation[mark.end()] if mark.end() < len(translation) else " "
+        closing = i % 2 == 1
+        if closing and PUNCTUATION.match(before) and not (after.isspace()
+                                                          or PUNCTUATION.match(after)):
+            traps.append(f"'{translation[max(0, mark.start() - 6):mark.end() + 2]}': a closing ** "
+                         "after punctuation and before a character does not close")
+    return traps
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_a_translation_is_markdown_that_renders_as_meant(page):
+    from babel.messages.pofile import read_po
+
+    with catalog(page).open("rb") as f:
+        traps = {m.id[:60]: markdown_traps(m.string) for m in read_po(f) if m.id and m.string}
+    assert {k: v for k, v in traps.items() if v} == {}
+
+
+def test_the_markdown_traps_are_caught():
+    assert markdown_traps("1. 梯度爆炸的条件")
+    assert not markdown_traps("1\\. 梯度爆炸的条件")
+    assert markdown_traps("**原文说：**若")
+    assert not markdown_traps("**原文说**：若")
+    assert not markdown_traps("**来源：**{cite:p}`x`")
+    assert not markdown_traps("见 **粗体。**")
 
 
 @pytest.fixture(scope="module")
