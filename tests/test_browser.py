@@ -13,6 +13,7 @@ LONGDEP_REQUIRE_BROWSER=1 a missing browser is a failure instead.
 
 import functools
 import http.server
+import json
 import os
 import re
 import shutil
@@ -20,17 +21,20 @@ import threading
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = REPO / "_build" / "html"
+ZH = SITE / "zh_CN"
 SCREENSHOTS = REPO / "_build" / "screenshots"
+CJK = re.compile(r"[\u4e00-\u9fff]")
 CHROMIUM_FLAGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic",
 ]
 # Font families that hold Chinese glyphs (Debian's fonts-noto-cjk, and the usual system faces).
 CJK_FONT = re.compile(r"CJK|Source Han|PingFang|Hiragino|YaHei|SimSun|SimHei|WenQuanYi|"
-                      r"Droid Sans Fallback|AR PL|Noto Sans SC|Noto Serif SC", re.I)
+                      r"Droid Sans Fallback|AR PL|Noto Sans SC|Noto Serif SC", re.IGNORECASE)
 # Text a reader must never see: TeX delimiters or commands that MathJax left untypeset.
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname")
 
@@ -294,3 +298,59 @@ def test_sitemap_lists_every_page():
         for page in pages():
             if page.startswith(f"{edition}book/"):
                 assert f"/{page}</loc>" in sitemap, page
+
+
+# ---- the two editions, read as files -------------------------------------------------------
+
+def english_pages() -> list[str]:
+    if not ZH.exists():
+        return []
+    return sorted(str(p.relative_to(SITE)) for p in (SITE / "book").glob("*.html"))
+
+
+def built():
+    if not (ZH / "book" / "intro.html").exists():
+        message = "no Chinese edition in _build/html/zh_CN: run `make book` first"
+        if browser_required():
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def pasted(page: Path) -> list[str]:
+    """The glued values of a built page, in order."""
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    article = soup.find("article") or soup
+    return [span.get_text() for span in article.select("span.pasted-text")]
+
+
+@pytest.mark.parametrize("page", english_pages() or ["book/intro.html"])
+def test_every_glued_number_of_a_chinese_page_is_the_english_number(page):
+    built()
+    english, chinese = pasted(SITE / page), pasted(ZH / page)
+    # A translated paragraph may order its numbers differently: compare them as multisets.
+    assert sorted(chinese) == sorted(english), page
+    assert all(value.strip() for value in chinese), "an empty pasted number"
+
+
+@pytest.mark.parametrize("page", english_pages() or ["book/intro.html"])
+def test_every_page_links_to_the_same_page_in_the_other_edition(page):
+    built()
+    for here, there, language in ((SITE / page, ZH / page, "zh-CN"), (ZH / page, SITE / page, "en")):
+        soup = BeautifulSoup(here.read_text(encoding="utf-8"), "html.parser")
+        link = soup.select_one(f"a.language-switcher[hreflang='{language}']")
+        assert link is not None, f"{here}: no link to the {language} edition"
+        assert (here.parent / link["href"]).resolve() == there.resolve()
+        alternates = {a["hreflang"]: a["href"] for a in soup.select("link[rel=alternate][hreflang]")}
+        assert alternates["en"].endswith(f"/{page}") and "/zh_CN/" not in alternates["en"]
+        assert alternates["zh-CN"].endswith(f"/zh_CN/{page}")
+
+
+def test_the_chinese_search_index_splits_chinese_words():
+    built()
+    index = (ZH / "searchindex.js").read_text(encoding="utf-8")
+    terms = json.loads(index[index.index("(") + 1: index.rindex(")")])["terms"]
+    chinese = [t for t in terms if CJK.search(t)]
+    # jieba splits words: a term is a word of a few characters, not a whole sentence
+    assert len(chinese) > 100
+    assert "梯度" in terms
+    assert sorted(len(t) for t in chinese)[len(chinese) // 2] <= 4
