@@ -22,6 +22,9 @@ EDITIONS = {
             "language": "zh_CN",
             # Sphinx splits Chinese words for its search index with jieba (in requirements.txt).
             "html_search_language": "zh",
+            # sphinx-togglebutton's hints (the solutions' dropdowns) are settings, not messages.
+            "togglebutton_hint": "点击显示",
+            "togglebutton_hint_hide": "点击隐藏",
         },
     },
 }
