@@ -38,6 +38,8 @@ def site_root_url(config) -> str:
 
 
 def add_edition_links(app, pagename, templatename, context, doctree):
+    if app.builder.name != "html":
+        return  # a single-page build (the PDF's) has no same page in the other edition
     edition = current_edition(app.config)
     to_site_root = "../" * pagename.count("/") + "../" * EDITIONS[edition]["folder"].count("/")
     page = f"{pagename}.html"
