@@ -55,7 +55,8 @@ def pages() -> list[str]:
         return []
     return sorted(
         str(p.relative_to(SITE)) for p in SITE.rglob("*.html")
-        if not p.relative_to(SITE).parts[0].startswith("_") and not is_redirect(p)
+        if not any(part.startswith("_") for part in p.relative_to(SITE).parts)
+        and not is_redirect(p)
     )
 
 
