@@ -85,8 +85,7 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="session")
-def playwright():
-    """Playwright and the path of Chromium (one Playwright per session: it runs an event loop)."""
+def browser():
     path = chromium_path()
     if path is None:
         message = ("Chromium not found: install it with `apt-get install -y chromium` "
@@ -97,15 +96,9 @@ def playwright():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        yield playwright, path
-
-
-@pytest.fixture(scope="session")
-def browser(playwright):
-    playwright, path = playwright
-    browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
-    yield browser
-    browser.close()
+        browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
 
 
 def test_the_book_has_pages():
@@ -260,10 +253,9 @@ def test_the_language_link_leads_to_the_same_page_and_back(browser, server, star
     page.close()
 
 
-def test_missing_chinese_fonts_are_caught(tmp_path, playwright, server):
+def test_missing_chinese_fonts_are_caught(tmp_path, browser, server):
     """The font check itself: a Chromium that sees no CJK font (fontconfig limited to the
     Latin fonts) draws the glossary's Chinese terms as boxes, and the check says so."""
-    playwright, path = playwright
     latin = Path("/usr/share/fonts/truetype")
     if not latin.exists():
         pytest.skip("needs Latin fonts in /usr/share/fonts/truetype")
@@ -271,12 +263,14 @@ def test_missing_chinese_fonts_are_caught(tmp_path, playwright, server):
         f'<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>'
         f"<dir>{latin}</dir><cachedir>{tmp_path / 'cache'}</cachedir></fontconfig>\n")
     env = {**os.environ, "FONTCONFIG_FILE": str(tmp_path / "fonts.conf")}
-    browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS, env=env)
-    context = browser.new_context()
+    # a second Chromium from the session's Playwright (a second Playwright cannot start)
+    without_cjk = browser.browser_type.launch(executable_path=chromium_path(),
+                                              args=CHROMIUM_FLAGS, env=env)
+    context = without_cjk.new_context()
     page = context.new_page()
     page.goto(f"{server}/book/glossary.html", wait_until="load")
     count, problems = chinese_font_problems(context, page)
-    browser.close()
+    without_cjk.close()
     assert count > 10
     assert len(problems) == count, problems[:3]
 
