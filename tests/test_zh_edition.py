@@ -124,3 +124,4 @@ def test_the_chinese_edition_translates_sphinx_and_the_toc(two_page_book):
     assert "上一页" in page  # Sphinx's own strings, from its zh_CN catalog
     assert "Transformer 从 0 到 1" in page  # the book's title
     assert "点击显示" in page and "Click to show" not in page  # sphinx-togglebutton's hint
+    assert "Exercise" not in page and "Show code cell" not in page

@@ -11,9 +11,11 @@ sphinx-book-theme's own buttons, through the theme's ``article_header_end`` comp
 from os import path
 from pathlib import Path
 
+from docutils import nodes
 from sphinx import addnodes
 from sphinx.locale import init as init_locale
 from sphinx.transforms import SphinxTransform
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.i18n import docname_to_domain
 
 HERE = Path(__file__).parent
@@ -86,6 +88,26 @@ class TranslateTocCaptions(SphinxTransform):
                 toctree.apply_translated_message(caption, translated)
 
 
+# Interface strings of extensions that ship no catalog: myst-nb's execution-statistics table.
+INTERFACE = {
+    "zh_CN": {"Document": "文档", "Modified": "修改时间", "Method": "执行方式",
+              "Run Time (s)": "运行时间（秒）", "Status": "状态"},
+}
+
+
+class TranslateExecutionTable(SphinxPostTransform):
+    """The headers of ``{nb-exec-table}``, which myst-nb writes (priority 8) in English."""
+
+    default_priority = 9
+
+    def run(self, **kwargs):
+        words = INTERFACE.get(self.config.language or "en", {})
+        for header in self.document.findall(nodes.thead) if words else ():
+            for text in list(header.findall(nodes.Text)):
+                if str(text) in words:
+                    text.parent.replace(text, nodes.Text(words[str(text)]))
+
+
 class LatinTerms(set):
     """A set with the one list method that SearchChinese.split calls on its Latin words."""
 
@@ -120,5 +142,6 @@ def setup(app):
     app.connect("html-page-context", add_edition_links, priority=950)
     app.add_css_file("editions.css")
     app.add_transform(TranslateTocCaptions)
+    app.add_post_transform(TranslateExecutionTable)
     app.add_search_language(chinese_search_language())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
