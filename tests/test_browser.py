@@ -349,3 +349,14 @@ def test_the_chinese_search_index_splits_chinese_words():
     assert len(chinese) > 100
     assert "梯度" in terms
     assert sorted(len(t) for t in chinese)[len(chinese) // 2] <= 4
+
+
+def test_the_chinese_edition_speaks_chinese_around_untranslated_chapters():
+    """Sphinx's, the theme's and the extensions' own words come from their zh_CN catalogs (or
+    the Chinese edition's settings), even on a chapter whose prose awaits its translation."""
+    built()
+    chapter = (ZH / "book" / "02_vanishing_exploding.html").read_text(encoding="utf-8")
+    for words in ("练习 2.1", "解答", "上一页", "下一页", "搜索", "点击显示"):
+        assert words in chapter, words
+    statistics = (ZH / "book" / "execution_statistics.html").read_text(encoding="utf-8")
+    assert "运行时间（秒）" in statistics and "Run Time" not in statistics
