@@ -9,7 +9,8 @@ CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 
 PDF := transformer-0-to-1.pdf
 
-.PHONY: book build-only pdf-only test notebooks setup clean
+.PHONY: book build-only build-zh pdf-only translations test notebooks setup clean
+
 
 setup: $(INSTALLED)
 
@@ -30,11 +31,36 @@ $(ACTIONLINT):
 BOOK ?= .
 book: setup
 	$(MAKE) --no-print-directory build-only
+	$(MAKE) --no-print-directory build-zh
 	$(MAKE) --no-print-directory pdf-only
 
 build-only:
 	rm -rf $(BOOK)/_build/html $(BOOK)/_build/.doctrees $(BOOK)/_build/.jupyter_cache
 	$(BIN)/jupyter-book build $(BOOK) --warningiserror --nitpick --keep-going
+
+# The 简体中文 edition, from the same notebooks, into $(BOOK)/_build/html/zh_CN: run after the
+# English build, it reuses that build's execution (the same jupyter-cache), so it only runs Sphinx.
+# Its prose comes from the catalogs in book/locale/zh_CN/; book/_ext/edition_config.py writes its
+# configuration from _config.yml.
+ZH_CONFIG = $(BOOK)/_build/_config.zh_CN.yml
+build-zh:
+	rm -rf $(BOOK)/_build/zh_CN $(BOOK)/_build/html/zh_CN
+	$(BIN)/python $(BOOK)/book/_ext/edition_config.py zh_CN $(ZH_CONFIG) --root $(BOOK)
+	$(BIN)/jupyter-book build $(BOOK) --config $(ZH_CONFIG) --path-output $(BOOK)/_build/zh_CN \
+		--warningiserror --nitpick --keep-going
+	mv $(BOOK)/_build/zh_CN/_build/html $(BOOK)/_build/html/zh_CN
+
+# After an English change: extract the messages (Sphinx's gettext builder, no execution), update
+# the Chinese catalogs (sphinx-intl; a changed message becomes fuzzy) and print, per page, how many
+# messages are still to translate.
+translations: setup
+	rm -rf _build/gettext
+	$(BIN)/python book/_ext/edition_config.py zh_CN _build/_config.gettext.yml --execute off
+	$(BIN)/jupyter-book build . --config _build/_config.gettext.yml --path-output _build/gettext \
+		--builder custom --custom-builder gettext --warningiserror --nitpick --keep-going --quiet
+	$(BIN)/sphinx-intl update --pot-dir _build/gettext/_build/gettext --locale-dir book/locale \
+		--language zh_CN
+	$(BIN)/python book/_ext/catalog_status.py book/locale/zh_CN/LC_MESSAGES
 
 # The book as a PDF, after `build-only`: a single-page build (it shares the HTML build's
 # .doctrees and jupyter-cache, so nothing is read or executed again) printed by Chromium into

@@ -1,32 +1,43 @@
 """The built book in a real browser: headless Chromium (Debian's package) driven by Playwright.
 
-On every page, in the theme's light and dark mode: no JavaScript error, no failed request, every
-image loaded, all math typeset by MathJax with no error and no raw TeX left. Run `make book` first
-(`make test` does). Screenshots land in _build/screenshots/ for a person to look at.
+On every page of both editions (English in _build/html, 简体中文 in _build/html/zh_CN), in the
+theme's light and dark mode: no JavaScript error, no failed request, every image loaded, all math
+typeset by MathJax with no error and no raw TeX left, and Chinese text drawn in a CJK font (the
+fonts Chromium actually used, asked through the DevTools protocol), not as missing-glyph boxes.
+Run `make book` first (`make test` does). Screenshots land in _build/screenshots/ for a person to
+look at.
 
 Without Chromium the tests skip, saying how to install it; with CI=true or
-LONGDEP_REQUIRE_BROWSER=1 a missing browser is a failure instead (tests/chromium.py).
+LONGDEP_REQUIRE_BROWSER=1 a missing browser is a failure instead.
 """
 
 import functools
 import http.server
+import json
+import os
+import re
 import threading
 from pathlib import Path
 
 import pytest
-from chromium import INSPECT_PAGE, RAW_TEX, browser_required
+from bs4 import BeautifulSoup
+from chromium import CHROMIUM_FLAGS, INSPECT_PAGE, RAW_TEX, browser_required, chromium_path
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = REPO / "_build" / "html"
+ZH = SITE / "zh_CN"
 SCREENSHOTS = REPO / "_build" / "screenshots"
-
-
+CJK = re.compile(r"[\u4e00-\u9fff]")
+# Font families that hold Chinese glyphs (Debian's fonts-noto-cjk, and the usual system faces).
+CJK_FONT = re.compile(r"CJK|Source Han|PingFang|Hiragino|YaHei|SimSun|SimHei|WenQuanYi|"
+                      r"Droid Sans Fallback|AR PL|Noto Sans SC|Noto Serif SC", re.IGNORECASE)
 def pages() -> list[str]:
     if not SITE.exists():
         return []
     return sorted(
         str(p.relative_to(SITE)) for p in SITE.rglob("*.html")
-        if not p.relative_to(SITE).parts[0].startswith("_") and not is_redirect(p)
+        if not any(part.startswith("_") for part in p.relative_to(SITE).parts)
+        and not is_redirect(p)
     )
 
 
@@ -61,6 +72,66 @@ def test_the_book_has_pages():
     assert "book/01_rnn_bptt.html" in pages()
 
 
+# Wrap each run of Chinese characters of the page (in the text nodes of at most `limit` elements:
+# header, navigation, article) in a probe span, so that the fonts used for exactly those
+# characters can be asked for.
+MARK_CJK_RUNS = """(limit) => {
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const runs = /[\\u3000-\\u30ff\\u4e00-\\u9fff\\uff00-\\uffef]+/g;
+  const found = [];
+  let node;
+  while ((node = walker.nextNode()) && found.length < limit) {
+    if (!runs.test(node.data) || node.parentElement.closest('script, style, mjx-container')) {
+      runs.lastIndex = 0;
+      continue;
+    }
+    runs.lastIndex = 0;
+    found.push(node);
+  }
+  let count = 0;
+  for (const text of found) {
+    const fragment = document.createDocumentFragment();
+    let last = 0;
+    for (const match of text.data.matchAll(runs)) {
+      fragment.append(text.data.slice(last, match.index));
+      const span = document.createElement('span');
+      span.dataset.cjkProbe = String(count++);
+      span.textContent = match[0];
+      fragment.append(span);
+      last = match.index + match[0].length;
+    }
+    fragment.append(text.data.slice(last));
+    text.replaceWith(fragment);
+  }
+  return count;
+}"""
+
+
+def chinese_font_problems(context, page, limit: int = 60) -> tuple[int, list[str]]:
+    """How many runs of Chinese text Chromium drew on the page (of the first `limit`), and those
+    it drew in a font without Chinese glyphs (as missing-glyph boxes), with the fonts it used."""
+    count = page.evaluate(MARK_CJK_RUNS, limit)
+    if not count:
+        return 0, []
+    cdp = context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    probes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-cjk-probe]"})
+    drawn, problems = 0, []
+    for node_id in probes["nodeIds"]:
+        fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node_id})["fonts"]
+        used = [f["familyName"] for f in fonts if f["glyphCount"]]
+        if not used:
+            continue  # not drawn at all: hidden (a collapsed menu, a tooltip)
+        drawn += 1
+        if not all(CJK_FONT.search(name) for name in used):
+            text = cdp.send("DOM.getOuterHTML", {"nodeId": node_id})["outerHTML"]
+            problems.append(f"{text}: drawn in {used}")
+    cdp.detach()
+    return drawn, problems
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("page_path", pages() or ["book/intro.html"])
 def test_page_renders_cleanly(browser, server, page_path, scheme):
@@ -79,6 +150,7 @@ def test_page_renders_cleanly(browser, server, page_path, scheme):
     found = page.evaluate(INSPECT_PAGE)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"{page_path.replace('/', '_')}-{scheme}.png")
+    chinese_runs, tofu = chinese_font_problems(context, page)
     context.close()
 
     assert not problems, "\n".join(problems)
@@ -90,6 +162,10 @@ def test_page_renders_cleanly(browser, server, page_path, scheme):
     assert not found["mathErrors"], f"MathJax errors: {found['mathErrors']}"
     raw = RAW_TEX.findall(found["text"])
     assert not raw, f"raw TeX left in the page: {raw[:5]}"
+    assert not tofu, ("Chinese text drawn without a CJK font (install Debian's fonts-noto-cjk):\n"
+                      + "\n".join(tofu[:5]))
+    if page_path.startswith("zh_CN/book/"):
+        assert chinese_runs, "a page of the Chinese edition with no Chinese text"
 
 
 def test_the_front_door_redirects_to_the_landing_page(browser, server):
@@ -98,6 +174,49 @@ def test_the_front_door_redirects_to_the_landing_page(browser, server):
     page.wait_for_url("**/book/intro.html")
     assert "Transformer from 0 to 1" in page.title()
     page.close()
+
+
+def test_the_chinese_front_door_redirects_to_the_chinese_landing_page(browser, server):
+    page = browser.new_page()
+    page.goto(f"{server}/zh_CN/index.html")
+    page.wait_for_url("**/zh_CN/book/intro.html")
+    assert page.evaluate("() => document.documentElement.lang") == "zh-CN"
+    page.close()
+
+
+@pytest.mark.parametrize("start", ["book/intro.html", "book/02_vanishing_exploding.html"])
+def test_the_language_link_leads_to_the_same_page_and_back(browser, server, start):
+    page = browser.new_page()
+    page.goto(f"{server}/{start}", wait_until="load")
+    page.click("a.language-switcher[hreflang='zh-CN']")
+    page.wait_for_url(f"**/zh_CN/{start}")
+    assert page.evaluate("() => document.documentElement.lang") == "zh-CN"
+    page.click("a.language-switcher[hreflang='en']")
+    page.wait_for_url(f"{server}/{start}")
+    assert page.evaluate("() => document.documentElement.lang") == "en"
+    page.close()
+
+
+def test_missing_chinese_fonts_are_caught(tmp_path, browser, server):
+    """The font check itself: a Chromium that sees no CJK font (fontconfig limited to the
+    Latin fonts) draws the glossary's Chinese terms as boxes, and the check says so."""
+    latin = Path("/usr/share/fonts/truetype")
+    if not latin.exists():
+        pytest.skip("needs Latin fonts in /usr/share/fonts/truetype")
+    (tmp_path / "fonts.conf").write_text(
+        f'<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>'
+        f"<dir>{latin}</dir><cachedir>{tmp_path / 'cache'}</cachedir></fontconfig>\n")
+    env = {**os.environ, "FONTCONFIG_FILE": str(tmp_path / "fonts.conf")}
+    # a second Chromium from the session's Playwright (a second Playwright cannot start)
+    without_cjk = browser.browser_type.launch(executable_path=chromium_path(),
+                                              args=CHROMIUM_FLAGS, env=env)
+    context = without_cjk.new_context()
+    page = context.new_page()
+    page.goto(f"{server}/book/glossary.html", wait_until="load")
+    count, problems = chinese_font_problems(context, page)
+    without_cjk.close()
+    assert count > 10
+    assert len(problems) == count, problems[:3]
 
 
 def test_chapter_pages_have_typeset_math_and_figures(browser, server):
@@ -113,7 +232,75 @@ def test_chapter_pages_have_typeset_math_and_figures(browser, server):
 def test_sitemap_lists_every_page():
     if not SITE.exists() and not browser_required():
         pytest.skip("no built book: run `make book` first")
-    sitemap = (SITE / "sitemap.xml").read_text()
-    for page in pages():
-        if page.startswith("book/"):
-            assert f"/{page}</loc>" in sitemap, page
+    for edition in ("", "zh_CN/"):
+        sitemap = (SITE / edition / "sitemap.xml").read_text()
+        for page in pages():
+            if page.startswith(f"{edition}book/"):
+                assert f"/{page}</loc>" in sitemap, page
+
+
+# ---- the two editions, read as files -------------------------------------------------------
+
+def english_pages() -> list[str]:
+    if not ZH.exists():
+        return []
+    return sorted(str(p.relative_to(SITE)) for p in (SITE / "book").glob("*.html"))
+
+
+def built():
+    if not (ZH / "book" / "intro.html").exists():
+        message = "no Chinese edition in _build/html/zh_CN: run `make book` first"
+        if browser_required():
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def pasted(page: Path) -> list[str]:
+    """The glued values of a built page, in order."""
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    article = soup.find("article") or soup
+    return [span.get_text() for span in article.select("span.pasted-text")]
+
+
+@pytest.mark.parametrize("page", english_pages() or ["book/intro.html"])
+def test_every_glued_number_of_a_chinese_page_is_the_english_number(page):
+    built()
+    english, chinese = pasted(SITE / page), pasted(ZH / page)
+    # A translated paragraph may order its numbers differently: compare them as multisets.
+    assert sorted(chinese) == sorted(english), page
+    assert all(value.strip() for value in chinese), "an empty pasted number"
+
+
+@pytest.mark.parametrize("page", english_pages() or ["book/intro.html"])
+def test_every_page_links_to_the_same_page_in_the_other_edition(page):
+    built()
+    for here, there, language in ((SITE / page, ZH / page, "zh-CN"), (ZH / page, SITE / page, "en")):
+        soup = BeautifulSoup(here.read_text(encoding="utf-8"), "html.parser")
+        link = soup.select_one(f"a.language-switcher[hreflang='{language}']")
+        assert link is not None, f"{here}: no link to the {language} edition"
+        assert (here.parent / link["href"]).resolve() == there.resolve()
+        alternates = {a["hreflang"]: a["href"] for a in soup.select("link[rel=alternate][hreflang]")}
+        assert alternates["en"].endswith(f"/{page}") and "/zh_CN/" not in alternates["en"]
+        assert alternates["zh-CN"].endswith(f"/zh_CN/{page}")
+
+
+def test_the_chinese_search_index_splits_chinese_words():
+    built()
+    index = (ZH / "searchindex.js").read_text(encoding="utf-8")
+    terms = json.loads(index[index.index("(") + 1: index.rindex(")")])["terms"]
+    chinese = [t for t in terms if CJK.search(t)]
+    # jieba splits words: a term is a word of a few characters, not a whole sentence
+    assert len(chinese) > 100
+    assert "梯度" in terms
+    assert sorted(len(t) for t in chinese)[len(chinese) // 2] <= 4
+
+
+def test_the_chinese_edition_speaks_chinese_around_untranslated_chapters():
+    """Sphinx's, the theme's and the extensions' own words come from their zh_CN catalogs (or
+    the Chinese edition's settings), even on a chapter whose prose awaits its translation."""
+    built()
+    chapter = (ZH / "book" / "02_vanishing_exploding.html").read_text(encoding="utf-8")
+    for words in ("练习 2.1", "解答", "上一页", "下一页", "搜索", "点击显示"):
+        assert words in chapter, words
+    statistics = (ZH / "book" / "execution_statistics.html").read_text(encoding="utf-8")
+    assert "运行时间（秒）" in statistics and "Run Time" not in statistics
