@@ -43,3 +43,16 @@ def test_tanh_prediction_matches_measurement_and_onset():
     assert predicted_rate(onset, 1.0) == pytest.approx(1.0, abs=1e-8)
     assert 1.5 < onset < 2.0
 
+
+def test_alternating_relu_masks_grow_although_rho_is_one_half():
+    import torch
+    from longdep.experiments.vanishing import masked_product_norms
+    w = torch.tensor([[1.5, 2.0], [-1.0, -1.5]], dtype=torch.float64)  # W^2 = I / 4
+    ones = masked_product_norms(w, torch.ones(20, 2, dtype=torch.float64))
+    assert ones[20].item() == pytest.approx(0.25**10, rel=1e-12)  # no mask: the powers of W
+    masks = torch.tensor([[0.0, 1.0], [1.0, 0.0]] * 10, dtype=torch.float64)
+    norms = masked_product_norms(w, masks)
+    # M = (D1 W)(D2 W) = [[-2, -3], [0, 0]] has M^k = (-2)^(k-1) M: rho = 2 per two steps
+    assert norms[2].item() == pytest.approx(13**0.5, rel=1e-12)
+    assert norms[20].item() == pytest.approx(2**9 * 13**0.5, rel=1e-12)
+    assert 1800 < norms[20].item() < 1900

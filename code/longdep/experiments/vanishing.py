@@ -154,3 +154,19 @@ def growth_onset(sigma_x: float, low: float = 1.0, high: float = 4.0,
         low, high = (middle, high) if predicted_rate(middle, sigma_x) < 1 else (low, middle)
     return (low + high) / 2
 
+
+def masked_product_norms(matrix: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """Spectral norms of the running products diag(m_k) W ... diag(m_1) W (Chapter 2,
+    "Eigenvalues versus singular values"): the Jacobian products of a relu RNN whose units are
+    switched on (1) and off (0) by the rows of masks (steps, units). Returns (steps + 1,), the
+    first entry the empty product's norm 1. A single matrix's powers decay at the rate rho(W);
+    products with step-dependent masks are ruled by the joint spectral radius of the set
+    {diag(m) W}, which can exceed 1 when rho(W) < 1."""
+    if matrix.dim() != 2 or masks.dim() != 2 or masks.size(1) != matrix.size(0):
+        raise ValueError(f"need a square matrix and (steps, units) masks, got "
+                         f"{tuple(matrix.shape)} and {tuple(masks.shape)}")
+    product, norms = torch.eye(matrix.size(0), dtype=matrix.dtype), [1.0]
+    for mask in masks:
+        product = (mask[:, None] * matrix) @ product
+        norms.append(torch.linalg.matrix_norm(product, ord=2).item())
+    return torch.tensor(norms, dtype=matrix.dtype)
