@@ -121,26 +121,8 @@ def measured_rates(scales, sigma_x: float = 1.0, activation: str = "tanh", hidde
     q = torch.stack([orthogonal_matrix(hidden, generator) for _ in range(draws)])
     s = torch.tensor(scales, dtype=torch.float64)
     w = (s[:, None, None, None] * q).reshape(-1, hidden, hidden)  # (scales * draws, n, n)
-    steps = burn_in + fit[1]
-    w_ih = torch.randn(hidden, 4, dtype=torch.float64, generator=generator) / 2
-    x = sigma_x * torch.randn(steps, batch, 4, dtype=torch.float64, generator=generator)
-    phi = torch.tanh if activation == "tanh" else (lambda a: a)
-    h = torch.zeros(len(w), batch, hidden, dtype=torch.float64)
-    pre = []
-    for t in range(steps):
-        a = h @ w.transpose(1, 2) + x[t] @ w_ih.T  # (scales * draws, batch, hidden)
-        pre.append(a)
-        h = phi(a)
-    grad, log_norms = torch.ones_like(h), []
-    for t in range(steps - 1, steps - 2 - fit[1], -1):
-        log_norms.append(grad.norm(dim=(1, 2)).log())  # at distance steps - 1 - t
-        slope = 1 - torch.tanh(pre[t]) ** 2 if activation == "tanh" else 1.0
-        grad = (slope * grad) @ w
-    d = torch.arange(fit[0], fit[1] + 1, dtype=torch.float64)
-    y = torch.stack(log_norms)[fit[0]:]  # (distances, scales * draws)
-    dc = d - d.mean()
-    fitted = (dc[:, None] * (y - y.mean(0))).sum(0) / (dc**2).sum()
-    return fitted.exp().reshape(len(scales), draws)
+    rates = fitted_rates(w, sigma_x, activation, batch, burn_in, fit, generator)
+    return rates.reshape(len(scales), draws)
 
 
 def growth_onset(sigma_x: float, low: float = 1.0, high: float = 4.0,
@@ -170,3 +152,37 @@ def masked_product_norms(matrix: torch.Tensor, masks: torch.Tensor) -> torch.Ten
         product = (mask[:, None] * matrix) @ product
         norms.append(torch.linalg.matrix_norm(product, ord=2).item())
     return torch.tensor(norms, dtype=matrix.dtype)
+
+
+@torch.no_grad()
+def fitted_rates(weights: torch.Tensor, sigma_x: float = 1.0, activation: str = "tanh",
+                 batch: int = 8, burn_in: int = 50, fit=(10, 100),
+                 generator: torch.Generator | None = None) -> torch.Tensor:
+    """The fitted per-step rate of the gradient norm for each recurrent matrix in weights
+    (networks, n, n), in one batched computation (Chapter 2, "The inputs decide" and "The theory
+    that predicts the measurement"); see :func:`measured_rates` for the method. Returns
+    (networks,)."""
+    if weights.dim() != 3 or weights.size(1) != weights.size(2):
+        raise ValueError(f"weights must be (networks, n, n), got {tuple(weights.shape)}")
+    hidden = weights.size(1)
+    w = weights
+    steps = burn_in + fit[1]
+    w_ih = torch.randn(hidden, 4, dtype=torch.float64, generator=generator) / 2
+    x = sigma_x * torch.randn(steps, batch, 4, dtype=torch.float64, generator=generator)
+    phi = torch.tanh if activation == "tanh" else (lambda a: a)
+    h = torch.zeros(len(w), batch, hidden, dtype=torch.float64)
+    pre = []
+    for t in range(steps):
+        a = h @ w.transpose(1, 2) + x[t] @ w_ih.T  # (networks, batch, hidden)
+        pre.append(a)
+        h = phi(a)
+    grad, log_norms = torch.ones_like(h), []
+    for t in range(steps - 1, steps - 2 - fit[1], -1):
+        log_norms.append(grad.norm(dim=(1, 2)).log())  # at distance steps - 1 - t
+        slope = 1 - torch.tanh(pre[t]) ** 2 if activation == "tanh" else 1.0
+        grad = (slope * grad) @ w
+    d = torch.arange(fit[0], fit[1] + 1, dtype=torch.float64)
+    y = torch.stack(log_norms)[fit[0]:]  # (distances, networks)
+    dc = d - d.mean()
+    fitted = (dc[:, None] * (y - y.mean(0))).sum(0) / (dc**2).sum()
+    return fitted.exp()
