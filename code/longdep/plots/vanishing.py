@@ -154,3 +154,24 @@ def plot_clipping_runs(runs: dict[str, tuple[np.ndarray, np.ndarray]], threshold
     right.set_title("gradient norm")
     right.legend(fontsize=8)
     return closed_for_display(fig)
+
+
+def plot_mean_field(s_grid: np.ndarray, predicted: np.ndarray, scales: np.ndarray,
+                    measured: np.ndarray, onset: float):
+    """Chapter 2, "The theory that predicts the measurement": the per-step rate of the
+    gradient norm against s for W_hh = s Q. predicted is the (len(s_grid),) mean-field curve,
+    measured is (len(scales), draws): one point per random Q, the mean of the draws marked."""
+    fig, ax = plt.subplots(layout="constrained")
+    ax.plot(s_grid, predicted, label=r"mean field $\sqrt{\chi}$")
+    for k in range(measured.shape[1]):
+        ax.plot(scales, measured[:, k], "o", color="C1", markersize=3, alpha=0.5,
+                label="measured, one $Q$ each" if k == 0 else None)
+    ax.plot(scales, measured.mean(axis=1), "x", color="C1", markersize=9,
+            label="measured, mean")
+    ax.axhline(1.0, color="0.5", linewidth=0.8)
+    ax.axvline(onset, color="C2", linestyle=":", label=f"predicted onset of growth, s = {onset:.2f}")
+    ax.set_xlabel("recurrent gain s  ($W_{hh} = sQ$)")
+    ax.set_ylabel("per-step rate of the gradient norm")
+    ax.set_title("tanh RNN, inputs of unit scale: prediction against measurement")
+    ax.legend()
+    return closed_for_display(fig)
