@@ -6,7 +6,6 @@ import math
 
 import pytest
 import torch
-
 from longdep.models.attention import rotary_embedding
 
 
