@@ -79,3 +79,14 @@ def test_shift_matrix_errors():
         shift_matrix(8, -1)
     with pytest.raises(ValueError, match="even"):
         shift_matrix(7, 1)
+
+
+def test_shifted_score_error_is_zero_exactly_for_relative_scores():
+    from longdep.experiments.attention import shifted_score_error
+
+    generator = torch.Generator().manual_seed(0)
+    relative = shifted_score_error(lambda a, b, i, j: (a * b).sum(-1) * (i - j), 8, 5,
+                                   generator=generator)
+    absolute = shifted_score_error(lambda a, b, i, j: (a * b).sum(-1) * i, 8, 5,
+                                   generator=generator)
+    assert relative == 0.0 and absolute > 1.0

@@ -272,3 +272,25 @@ def encoder_layers(depth: int, d_model: int, num_heads: int, d_ff: int, norm_fir
                 if parameter.dim() > 1:
                     nn.init.xavier_uniform_(parameter)
     return layers.double()
+
+
+Score = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def shifted_score_error(score: Score, d_model: int, shift: int, pairs: int = 256,
+                        max_position: int = 400,
+                        generator: torch.Generator | None = None) -> float:
+    """Largest |score(a, b, i, j) - score(a, b, i + shift, j + shift)| over random pairs
+    (Chapter 4, "Sinusoidal positional encoding" and "Rotary position embedding").
+
+    ``score(a, b, i, j)`` takes the contents a, b (pairs, d_model) of a query token and a key
+    token, here drawn from N(0, 1) in float64, and their positions i, j (pairs,), with
+    0 <= j <= i < max_position, and returns the attention scores (pairs,). The error is zero up
+    to round-off exactly when the score depends on the positions through i - j only.
+    """
+    check_positive(d_model=d_model, shift=shift, pairs=pairs, max_position=max_position)
+    a = torch.randn(pairs, d_model, dtype=torch.float64, generator=generator)
+    b = torch.randn(pairs, d_model, dtype=torch.float64, generator=generator)
+    i = torch.randint(0, max_position, (pairs,), generator=generator)
+    j = (torch.rand(pairs, dtype=torch.float64, generator=generator) * (i + 1)).long()
+    return (score(a, b, i, j) - score(a, b, i + shift, j + shift)).abs().max().item()

@@ -269,3 +269,24 @@ def copy_parameters(target: torch.nn.Module, tensors: dict[str, torch.Tensor]
 def first_output(outputs) -> torch.Tensor:
     """The (batch, time, features) outputs of a model that may return a tuple starting with them."""
     return outputs[0] if isinstance(outputs, tuple) else outputs
+
+
+def check_rotary(x, positions, base) -> None:
+    """The arguments of ``rotary_embedding``: x a floating (..., time, d_k) tensor with d_k
+    even, positions None or a real (time,) tensor on x's device, base a finite number > 1."""
+    check_tensor(x, "x", "(..., time, d_k)", min_dim=2)
+    if x.size(-1) % 2:
+        raise ValueError(f"x must have an even number of features d_k, got {describe(x)}")
+    if positions is not None:
+        if not isinstance(positions, torch.Tensor) or positions.dtype == torch.bool \
+                or positions.is_complex():
+            raise TypeError(f"positions must be a real tensor of shape (time,), got "
+                            f"{describe(positions)}")
+        if positions.shape != x.shape[-2:-1]:
+            raise ValueError(f"positions must have shape (time,) = ({x.size(-2)},), got "
+                             f"{describe(positions)}")
+        if positions.device != x.device:
+            raise ValueError(f"positions are on {positions.device}, x on {x.device}")
+    check_finite(base=base)
+    if base <= 1:
+        raise ValueError(f"base must be greater than 1, got {base}")

@@ -32,12 +32,12 @@ from torch import Tensor, nn
 
 try:  # inside the longdep package
     from ._checks import (check_mask, check_module, check_multiple, check_options, check_positive,
-                          check_probability, check_qkv, check_query_key_value, check_sequence,
-                          check_window, copy_parameters)
+                          check_probability, check_qkv, check_query_key_value, check_rotary,
+                          check_sequence, check_window, copy_parameters)
 except ImportError:  # copied into a folder of its own, beside _checks.py
     from _checks import (check_mask, check_module, check_multiple, check_options, check_positive,
-                         check_probability, check_qkv, check_query_key_value, check_sequence,
-                         check_window, copy_parameters)
+                         check_probability, check_qkv, check_query_key_value, check_rotary,
+                         check_sequence, check_window, copy_parameters)
 
 
 def causal_mask(steps: int, device: torch.device | None = None) -> Tensor:
@@ -209,3 +209,31 @@ class CausalSelfAttention(nn.Module):
         steps = x.size(1)
         mask = sliding_window_mask(steps, min(self.window or steps, steps), device=x.device)
         return self.attention(x, x, x, mask)[0]
+
+
+def rotary_embedding(x: Tensor, positions: Tensor | None = None, base: float = 10000.0) -> Tensor:
+    """Rotary position embedding (RoPE; Su et al. 2021, "RoFormer"; Chapter 4, "Rotary position
+    embedding"): rotate each pair of features (2i, 2i+1) of a query or key at position m by the
+    angle m theta_i, theta_i = base^(-2i/d_k), the pairs and frequencies of
+    :func:`sinusoidal_table`:
+
+        (x_2i, x_2i+1) -> (x_2i cos m theta_i - x_2i+1 sin m theta_i,
+                           x_2i sin m theta_i + x_2i+1 cos m theta_i),
+
+    that is x_m -> R_m x_m with R_m block-diagonal. Since R_m^T R_n = R_(n-m), the score
+    (R_m q) . (R_n k) = q . (R_(n-m) k) depends on the positions through n - m only.
+
+    x (..., time, d_k), d_k even; positions (time,), default 0 .. time-1 (any real values, as
+    for a cache of past keys). Returns a tensor of x's shape and dtype; the angles are computed
+    in float64 and cast to x's dtype.
+    """
+    check_rotary(x, positions, base)
+    d_k = x.size(-1)
+    if positions is None:
+        positions = torch.arange(x.size(-2), device=x.device)
+    frequencies = torch.exp(torch.arange(0, d_k, 2, dtype=torch.float64, device=x.device)
+                            * (-math.log(base) / d_k))
+    angles = positions.to(torch.float64)[:, None] * frequencies  # (time, d_k / 2)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., time, d_k / 2)
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)

@@ -53,9 +53,10 @@ def plot_path_lengths(steps, measured: dict[str, list[int]], predicted: dict[str
     left.legend(title="dots measured, lines predicted", fontsize=8, title_fontsize=8)
     for colour, (kind, counts) in zip(colours, flops.items()):
         right.plot(flop_steps, counts, marker="o", markersize=3, color=colour, label=kind)
-    right.axvline(features, color="0.4", linestyle=":", label=f"n = d = {features}")
+    width = rf"$d_{{\mathrm{{model}}}}$ = {features}"
+    right.axvline(features, color="0.4", linestyle=":", label=f"n = {width}")
     right.set(xscale="log", yscale="log", xlabel="sequence length n (positions)",
-              ylabel="FLOPs of one layer", title=f"cost of one layer, d = {features}")
+              ylabel="FLOPs of one layer", title=f"cost of one layer, {width}")
     _plain_log_ticks(right, flop_steps)
     right.legend(fontsize=8)
     return closed_for_display(fig)
