@@ -201,19 +201,26 @@ def clip_per_seed_(stacked: list[torch.Tensor], clip_norm: float | None) -> torc
 
 
 def scaled_norm(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
-    """The 2-norm of all entries of ``tensors`` together, computed as m * ||tensors / m|| with
-    m the largest |entry|, so that it overflows only when the norm itself is not representable.
+    """The 2-norm of all entries of ``tensors`` together, without overflow.
 
     The plain formula squares the entries: a finite float32 gradient [1e30, 1e30] has the
-    finite norm 1.4e30 but squares to inf. (:func:`longdep.measure.gradients.norm_without_overflow`
-    does the same for one tensor; ``measure`` and ``train`` may not import each other.)
+    finite norm 1.4e30, but its squares are inf. When the plain norm overflows although every
+    entry is finite, it is recomputed as m * ||tensors / m|| with m the largest |entry|, which
+    is inf only when the norm itself is not representable. (Otherwise the plain norm is kept,
+    bit for bit. :func:`longdep.measure.gradients.norm_without_overflow` scales one tensor the
+    same way; ``measure`` and ``train`` may not import each other.)
     """
+    def plain(parts):
+        return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(t)
+                                                     for t in parts]))
+
+    norm = plain(tensors)
+    if torch.isfinite(norm):
+        return norm
     largest = torch.stack([t.abs().max() for t in tensors]).max()
     if largest == 0 or not torch.isfinite(largest):
-        return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(t)
-                                                     for t in tensors]))
-    return largest * torch.linalg.vector_norm(
-        torch.stack([torch.linalg.vector_norm(t / largest) for t in tensors]))
+        return norm  # an inf or NaN entry: no scaling helps
+    return largest * plain([t / largest for t in tensors])
 
 
 @torch.no_grad()
