@@ -116,6 +116,7 @@ def train_seeds(
     clip_norm: float | None = None,
     warmup_steps: int = 0,
     eval_batches: int = 4,
+    vectorized: bool = True,
 ) -> list[TrainingResult]:
     """Train ``models[i]`` with seed ``seeds[i]``, all at once (Chapters 3 and 5).
 
@@ -128,10 +129,12 @@ def train_seeds(
     and must not draw random numbers in ``forward`` (no dropout). Unlike :func:`train`, they are
     not modified: the trained weights are not returned.
 
-    The forward and backward passes run once, under ``torch.func.vmap`` over a leading seed
-    dimension of the stacked parameters, so their per-operation overhead is paid once for all
-    seeds. A model whose operations have no batching rule (``torch.nn.LSTM``) cannot be trained
-    here; train it with :func:`train`, one seed after another.
+    The parameters are stacked along a leading seed dimension. With ``vectorized`` the forward
+    and backward passes run once, under ``torch.func.vmap``, so their per-operation overhead is
+    paid once for all seeds. A model whose operations have no batching rule (``torch.nn.LSTM``,
+    a compiled loop) needs ``vectorized=False``: its forward pass then runs once per seed on
+    that seed's slice of the stacked parameters, and only the rest (the backward call, clipping,
+    Adam, the schedule) is shared. Which is faster depends on the model: Chapter 3 measures it.
     """
     check_training_arguments(steps, lr, clip_norm, warmup_steps, eval_batches)
     if len(models) != len(seeds) or not seeds:
@@ -146,7 +149,15 @@ def train_seeds(
     def loss(p, b, tokens, targets):
         return nn.functional.cross_entropy(logits(p, b, tokens), targets)
 
-    losses_of = vmap(loss)
+    def per_seed(function):  # the loop that vmap replaces
+        def looped(p, b, *inputs):
+            return torch.stack([function({k: v[i] for k, v in p.items()},
+                                         {k: v[i] for k, v in b.items()},
+                                         *(x[i] for x in inputs)) for i in range(len(seeds))])
+        return looped
+
+    batch_over_seeds = vmap if vectorized else per_seed
+    losses_of = batch_over_seeds(loss)
     train_generators = [torch.Generator().manual_seed(seed) for seed in seeds]
     optimizer = torch.optim.Adam(params.values(), lr=lr)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer,
@@ -171,7 +182,7 @@ def train_seeds(
     with torch.no_grad():
         for _ in range(eval_batches):
             tokens, targets = stacked_batches(make_batch, held_out)
-            predictions = vmap(logits)(params, buffers, tokens).argmax(-1)
+            predictions = batch_over_seeds(logits)(params, buffers, tokens).argmax(-1)
             correct += (predictions == targets).flatten(1).sum(1)
             total += targets[0].numel()
     for result, count in zip(results, correct.tolist()):
