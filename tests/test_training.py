@@ -9,6 +9,7 @@ import torch
 from longdep.book import seed_everything
 from longdep.experiments.key_recall import (
     KEY_RECALL_BUDGET,
+    accuracy_word,
     format_accuracy_table,
     key_recall_accuracies,
     train_key_recall,
@@ -81,19 +82,19 @@ def test_key_recall_accuracies_are_reproducible_and_tabulated():
     first = key_recall_accuracies(make_core, 5, TINY, vectorized=False)
     assert first.shape == (1, 2) and torch.all((0 <= first) & (first <= 1))
     assert torch.equal(first, key_recall_accuracies(make_core, 5, TINY, vectorized=False))
-    table = format_accuracy_table({"rnn": first, "same": first}, TINY,
-                                  chance_below=0).splitlines()
+    table = format_accuracy_table({"rnn": first, "same": first}, TINY).splitlines()
     assert table[0].split() == ["model", "d=1", "d=3"]
-    assert table[1].split()[1:] == [f"{a:.1f}" for a in first[0].tolist()]
+    assert table[1].split()[1:] == [accuracy_word(column) for column in first.T]
     with pytest.raises(ValueError, match=r"\(seeds, distances\) = \(1, 2\)"):
         format_accuracy_table({"rnn": torch.zeros(2, 2)}, TINY)
 
 
 def test_accuracy_table_names_what_is_stable():
     budget = dataclasses.replace(TINY, distances=(1, 2, 3, 4), seeds=(0, 1))
-    grid = torch.tensor([[1.0, 0.2, 0.9, math.nan], [0.96, 0.1, 0.2, math.nan]])
+    grid = torch.tensor([[1.0, 0.2, 0.9, 0.9, math.nan], [0.96, 0.1, 0.2, 0.5, math.nan]])
+    budget = dataclasses.replace(budget, distances=(1, 2, 3, 4, 5))
     row = format_accuracy_table({"m": grid}, budget).splitlines()[1].split()
-    assert row == ["m", "solved", "chance", "0.6", "-"]
+    assert row == ["m", "solved", "chance", "partly", "mostly", "-"]
 
 
 def test_key_recall_stops_after_a_distance_no_seed_learns():
