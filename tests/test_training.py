@@ -1,24 +1,27 @@
-"""The shared training loop: it learns key recall, warms up, clips, and tabulates accuracies."""
+"""The shared training loop: it learns key recall, warms up, clips, trains seeds batched, and
+tabulates accuracies."""
 
 import dataclasses
+import math
 
 import pytest
 import torch
 from longdep.book import seed_everything
 from longdep.experiments.key_recall import (
     KEY_RECALL_BUDGET,
+    accuracy_word,
     format_accuracy_table,
     key_recall_accuracies,
     train_key_recall,
 )
 from longdep.models.heads import LastStepClassifier
 from longdep.models.lstm import LSTM
-from longdep.train import accuracy, train, warmup_factor
+from longdep.experiments.key_recall import key_recall_transformer
+from longdep.tasks import key_recall_batch
+from longdep.train import accuracy, clip_gradient_norm_, train, train_seeds, warmup_factor
 from torch import nn
 
 TINY = dataclasses.replace(KEY_RECALL_BUDGET, steps=2, batch_size=4, distances=(1, 3), seeds=(0,))
-
-
 
 
 def test_lstm_learns_key_recall_at_a_short_distance(one_thread):
@@ -76,14 +79,30 @@ def test_key_recall_accuracies_are_reproducible_and_tabulated():
     def make_core():
         return nn.RNN(TINY.embedding_dim, 5, batch_first=True)
 
-    first = key_recall_accuracies(make_core, 5, TINY)
+    first = key_recall_accuracies(make_core, 5, TINY, vectorized=False)
     assert first.shape == (1, 2) and torch.all((0 <= first) & (first <= 1))
-    assert torch.equal(first, key_recall_accuracies(make_core, 5, TINY))
+    assert torch.equal(first, key_recall_accuracies(make_core, 5, TINY, vectorized=False))
     table = format_accuracy_table({"rnn": first, "same": first}, TINY).splitlines()
     assert table[0].split() == ["model", "d=1", "d=3"]
-    assert table[1].split()[1:] == [f"{a:.2f}" for a in first[0].tolist()]
+    assert table[1].split()[1:] == [accuracy_word(column) for column in first.T]
     with pytest.raises(ValueError, match=r"\(seeds, distances\) = \(1, 2\)"):
         format_accuracy_table({"rnn": torch.zeros(2, 2)}, TINY)
+
+
+def test_accuracy_table_names_what_is_stable():
+    budget = dataclasses.replace(TINY, distances=(1, 2, 3, 4), seeds=(0, 1))
+    grid = torch.tensor([[1.0, 0.2, 0.9, 0.9, math.nan], [0.96, 0.1, 0.2, 0.5, math.nan]])
+    budget = dataclasses.replace(budget, distances=(1, 2, 3, 4, 5))
+    row = format_accuracy_table({"m": grid}, budget).splitlines()[1].split()
+    assert row == ["m", "solved", "chance", "partly", "mostly", "-"]
+
+
+def test_key_recall_stops_after_a_distance_no_seed_learns():
+    def make_core():
+        return nn.RNN(TINY.embedding_dim, 5, batch_first=True)
+
+    grid = key_recall_accuracies(make_core, 5, TINY, vectorized=False, stop_below=1.01)
+    assert not grid[:, 0].isnan().any() and grid[:, 1].isnan().all()
 
 
 @pytest.mark.parametrize(
@@ -92,6 +111,10 @@ def test_key_recall_accuracies_are_reproducible_and_tabulated():
         (dict(steps=0), "steps must be at least 1"),
         (dict(clip_norm=0.0), "clip_norm must be positive"),
         (dict(lr=0.0), "lr must be positive"),
+        (dict(lr=math.inf), "lr must be positive and finite"),
+        (dict(lr=math.nan), "lr must be positive and finite"),
+        (dict(clip_norm=math.nan), "clip_norm must be positive and finite"),
+        (dict(clip_norm=math.inf), "clip_norm must be positive and finite"),
         (dict(warmup_steps=-1), "warmup_steps must be non-negative"),
         (dict(eval_batches=0), "eval_batches must be at least 1"),
     ],
@@ -100,3 +123,60 @@ def test_bad_arguments_raise_clear_errors(kwargs, message):
     arguments = dict(steps=1) | kwargs
     with pytest.raises(ValueError, match=message):
         train(nn.Linear(2, 2), lambda generator: (torch.zeros(1, 2), torch.zeros(1)), **arguments)
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr=math.nan), dict(clip_norm=math.nan)])
+def test_train_seeds_checks_its_arguments_as_train_does(kwargs):
+    model = LastStepClassifier(16, 4, nn.Identity(), 4, 8)
+    with pytest.raises(ValueError, match="must be positive and finite"):
+        train_seeds([model], lambda g: key_recall_batch(2, 3, generator=g), 1, (0,), **kwargs)
+    with pytest.raises(ValueError, match="one seed per model"):
+        train_seeds([model], lambda g: key_recall_batch(2, 3, generator=g), 1, (0, 1))
+
+
+def test_clipping_rescales_a_finite_gradient_whose_square_overflows():
+    # The exploding case clipping exists for: ||[1e30, 1e30]|| = 1.4e30 is a float32, its
+    # squares are not.
+    parameter = nn.Parameter(torch.zeros(2))
+    parameter.grad = torch.tensor([1e30, 1e30])
+    norm = clip_gradient_norm_([parameter], 1.0)
+    assert norm.item() == pytest.approx(math.sqrt(2) * 1e30, rel=1e-6)
+    torch.testing.assert_close(parameter.grad, torch.full((2,), 2**-0.5))
+    parameter.grad = torch.tensor([math.inf, 1.0])
+    with pytest.raises(FloatingPointError, match="nothing to rescale"):
+        clip_gradient_norm_([parameter], 1.0)
+
+
+def lstm_classifier(seed):
+    torch.manual_seed(seed)
+    return LastStepClassifier(16, 8, LSTM(8, 12, forget_bias=1.0), 12, 8)
+
+
+def transformer_classifier(seed):
+    torch.manual_seed(seed)
+    budget = dataclasses.replace(KEY_RECALL_BUDGET, model_dim=16, embedding_dim=8,
+                                 distances=(5,))
+    core = key_recall_transformer(budget, num_layers=2, num_heads=2, norm_first=False)
+    return LastStepClassifier(16, 8, core, 16, 8)
+
+
+@pytest.mark.parametrize("make_model", [lstm_classifier, transformer_classifier])
+def test_seeds_trained_batched_equal_separate_runs(make_model, one_thread):
+    """S seeds in one vmapped model = S calls of train, to float32 round-off, with clipping
+    (per seed: the threshold is below every norm) and warm-up."""
+    seeds = (0, 3, 7)
+
+    def make_batch(generator):
+        return key_recall_batch(8, 5, generator=generator)
+
+    settings = dict(steps=6, lr=1e-2, clip_norm=0.05, warmup_steps=3, eval_batches=2)
+    batched = train_seeds([make_model(s) for s in seeds], make_batch, seeds=seeds, **settings)
+    for seed, result in zip(seeds, batched):
+        alone = train(make_model(seed), make_batch, seed=seed, **settings)
+        assert min(alone.grad_norms) > settings["clip_norm"]  # every step was clipped
+        torch.testing.assert_close(torch.tensor(result.losses), torch.tensor(alone.losses),
+                                   rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(torch.tensor(result.grad_norms),
+                                   torch.tensor(alone.grad_norms), rtol=1e-4, atol=0)
+        assert result.accuracy == alone.accuracy
+    assert batched[0].losses != batched[1].losses  # the seeds really differ

@@ -1,15 +1,21 @@
 """The one training loop of the book (Chapters 2, 3, 5 and 6), and gradient clipping.
 
 :func:`train` takes a model and a function that draws a batch; it knows no task and no model
-kind. :func:`clip_gradient_norm_` is Algorithm 1 of Pascanu, Mikolov & Bengio (2013).
+kind. :func:`train_seeds` trains several copies of one architecture at once, one per seed, as
+one model with a seed dimension (``torch.func.vmap``): a training run of hundreds of steps is
+chaotic, so the book reports statistics over seeds, and on a CPU the book's tiny models cost
+per-operation overhead, which the seeds then share. :func:`clip_gradient_norm_` is Algorithm 1
+of Pascanu, Mikolov & Bengio (2013).
 """
 
+import copy
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
 
 Batch = tuple[torch.Tensor, torch.Tensor]
 
@@ -60,16 +66,7 @@ def train(
     ``eval_batches`` held-out batches drawn from a generator the training never sees.
     optimizer_class: Adam by default; Chapter 2 trains with plain SGD.
     """
-    if steps < 1:
-        raise ValueError(f"steps must be at least 1, got {steps}")
-    if lr <= 0:
-        raise ValueError(f"lr must be positive, got {lr}")
-    if clip_norm is not None and clip_norm <= 0:
-        raise ValueError(f"clip_norm must be positive, got {clip_norm}")
-    if warmup_steps < 0:
-        raise ValueError(f"warmup_steps must be non-negative, got {warmup_steps}")
-    if eval_batches < 1:
-        raise ValueError(f"eval_batches must be at least 1, got {eval_batches}")
+    check_training_arguments(steps, lr, clip_norm, warmup_steps, eval_batches)
     train_generator = torch.Generator().manual_seed(seed)
     held_out_generator = torch.Generator().manual_seed(seed + 1_000_003)
     optimizer = optimizer_class(model.parameters(), lr=lr)
@@ -91,6 +88,152 @@ def train(
     return result
 
 
+def check_training_arguments(steps: int, lr: float, clip_norm: float | None,
+                             warmup_steps: int, eval_batches: int) -> None:
+    """Raise a ``ValueError`` naming the first bad argument of :func:`train`.
+
+    ``lr`` and ``clip_norm`` must be finite and positive: a NaN passes ``lr <= 0`` (every
+    comparison with NaN is false) and an infinite learning rate turns the loss into NaN.
+    """
+    if steps < 1:
+        raise ValueError(f"steps must be at least 1, got {steps}")
+    if not (math.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be positive and finite, got {lr}")
+    if clip_norm is not None and not (math.isfinite(clip_norm) and clip_norm > 0):
+        raise ValueError(f"clip_norm must be positive and finite, got {clip_norm}")
+    if warmup_steps < 0:
+        raise ValueError(f"warmup_steps must be non-negative, got {warmup_steps}")
+    if eval_batches < 1:
+        raise ValueError(f"eval_batches must be at least 1, got {eval_batches}")
+
+
+def train_seeds(
+    models: Sequence[nn.Module],
+    make_batch: Callable[[torch.Generator], Batch],
+    steps: int,
+    seeds: Sequence[int],
+    lr: float = 1e-3,
+    clip_norm: float | None = None,
+    warmup_steps: int = 0,
+    eval_batches: int = 4,
+    vectorized: bool = True,
+) -> list[TrainingResult]:
+    """Train ``models[i]`` with seed ``seeds[i]``, all at once (Chapters 3 and 5).
+
+    The result equals ``[train(m, make_batch, steps, lr, clip_norm, warmup_steps, s,
+    eval_batches) for m, s in zip(models, seeds)]`` to round-off: every model draws its own
+    batches from its own generators, as :func:`train` does with its seed; its gradient is
+    clipped by its own norm, over all of its parameters, as ``torch.nn.utils.clip_grad_norm_``
+    does; and one Adam on the stacked parameters is one Adam per model, since Adam acts
+    elementwise. The models must share one architecture (the same parameter names and shapes)
+    and must not draw random numbers in ``forward`` (no dropout). Unlike :func:`train`, they are
+    not modified: the trained weights are not returned.
+
+    The parameters are stacked along a leading seed dimension. With ``vectorized`` the forward
+    and backward passes run once, under ``torch.func.vmap``, so their per-operation overhead is
+    paid once for all seeds. A model whose operations have no batching rule (``torch.nn.LSTM``,
+    a compiled loop) needs ``vectorized=False``: its forward pass then runs once per seed on
+    that seed's slice of the stacked parameters, and only the rest (the backward call, clipping,
+    Adam, the schedule) is shared. Which is faster depends on the model: Chapter 3 measures it.
+    """
+    check_training_arguments(steps, lr, clip_norm, warmup_steps, eval_batches)
+    if len(models) != len(seeds) or not seeds:
+        raise ValueError(f"need one seed per model and at least one model, got {len(models)} "
+                         f"models and {len(seeds)} seeds")
+    params, buffers = stack_module_state(list(models))  # each (seeds, ...), leaves
+    base = copy.deepcopy(models[0]).to("meta")  # the architecture, without weights
+
+    def logits(p, b, tokens):
+        return functional_call(base, (p, b), (tokens,))
+
+    def loss(p, b, tokens, targets):
+        return nn.functional.cross_entropy(logits(p, b, tokens), targets)
+
+    def per_seed(function):  # the loop that vmap replaces
+        def looped(p, b, *inputs):
+            return torch.stack([function({k: v[i] for k, v in p.items()},
+                                         {k: v[i] for k, v in b.items()},
+                                         *(x[i] for x in inputs)) for i in range(len(seeds))])
+        return looped
+
+    batch_over_seeds = vmap if vectorized else per_seed
+    losses_of = batch_over_seeds(loss)
+    train_generators = [torch.Generator().manual_seed(seed) for seed in seeds]
+    optimizer = torch.optim.Adam(params.values(), lr=lr)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer,
+                                                 lambda s: warmup_factor(s, warmup_steps))
+    results = [TrainingResult() for _ in seeds]
+    base.train()
+    for _ in range(steps):
+        tokens, targets = stacked_batches(make_batch, train_generators)
+        losses = losses_of(params, buffers, tokens, targets)  # (seeds,)
+        optimizer.zero_grad()
+        losses.sum().backward()  # seed i's loss depends on seed i's parameters only
+        grad_norms = clip_per_seed_(list(params.values()), clip_norm)
+        optimizer.step()
+        schedule.step()
+        for result, step_loss, norm in zip(results, losses.tolist(), grad_norms.tolist()):
+            result.losses.append(step_loss)
+            result.grad_norms.append(norm)
+    base.eval()
+    held_out = [torch.Generator().manual_seed(seed + 1_000_003) for seed in seeds]
+    correct = torch.zeros(len(seeds), dtype=torch.int64)
+    total = 0
+    with torch.no_grad():
+        for _ in range(eval_batches):
+            tokens, targets = stacked_batches(make_batch, held_out)
+            predictions = batch_over_seeds(logits)(params, buffers, tokens).argmax(-1)
+            correct += (predictions == targets).flatten(1).sum(1)
+            total += targets[0].numel()
+    for result, count in zip(results, correct.tolist()):
+        result.accuracy = count / total
+    return results
+
+
+def stacked_batches(make_batch: Callable[[torch.Generator], Batch],
+                    generators: Sequence[torch.Generator]) -> Batch:
+    """One batch per generator, stacked: tokens (seeds, batch, ...), targets (seeds, batch)."""
+    batches = [make_batch(generator) for generator in generators]
+    return (torch.stack([tokens for tokens, _ in batches]),
+            torch.stack([targets for _, targets in batches]))
+
+
+@torch.no_grad()
+def clip_per_seed_(stacked: list[torch.Tensor], clip_norm: float | None) -> torch.Tensor:
+    """Clip the gradients of stacked parameters (seeds, ...) per seed, in place, as
+    ``torch.nn.utils.clip_grad_norm_`` clips one model's; returns the (seeds,) norms before."""
+    grads = [p.grad for p in stacked if p.grad is not None]
+    norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads]).norm(dim=0)  # (seeds,)
+    if clip_norm is not None:
+        factors = (clip_norm / (norms + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(factors.view(-1, *[1] * (g.dim() - 1)))
+    return norms
+
+
+def scaled_norm(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The 2-norm of all entries of ``tensors`` together, without overflow.
+
+    The plain formula squares the entries: a finite float32 gradient [1e30, 1e30] has the
+    finite norm 1.4e30, but its squares are inf. When the plain norm overflows although every
+    entry is finite, it is recomputed as m * ||tensors / m|| with m the largest |entry|, which
+    is inf only when the norm itself is not representable. (Otherwise the plain norm is kept,
+    bit for bit. :func:`longdep.measure.gradients.norm_without_overflow` scales one tensor the
+    same way; ``measure`` and ``train`` may not import each other.)
+    """
+    def plain(parts):
+        return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(t)
+                                                     for t in parts]))
+
+    norm = plain(tensors)
+    if torch.isfinite(norm):
+        return norm
+    largest = torch.stack([t.abs().max() for t in tensors]).max()
+    if largest == 0 or not torch.isfinite(largest):
+        return norm  # an inf or NaN entry: no scaling helps
+    return largest * plain([t / largest for t in tensors])
+
+
 @torch.no_grad()
 def clip_gradient_norm_(parameters: Iterable[torch.Tensor], threshold: float) -> torch.Tensor:
     """Algorithm 1 of Pascanu et al. 2013, in place (Chapter 2, "Gradient clipping").
@@ -98,15 +241,17 @@ def clip_gradient_norm_(parameters: Iterable[torch.Tensor], threshold: float) ->
     g is the gradient of all ``parameters`` together (their ``.grad``); if ||g|| >= threshold,
     every gradient is multiplied by threshold / ||g||, so the step keeps its direction and has norm
     ``threshold``. Returns ||g|| before clipping; ``threshold=math.inf`` only measures it. Unlike
-    ``torch.nn.utils.clip_grad_norm_`` no 1e-6 is added to the norm, and a non-finite norm raises
-    a ``FloatingPointError``: there is no direction left to rescale.
+    ``torch.nn.utils.clip_grad_norm_`` no 1e-6 is added to the norm, the norm is computed without
+    overflow (:func:`scaled_norm`: a huge but finite gradient, the exploding case clipping is
+    for, is rescaled), and a non-finite norm (an inf or NaN entry) raises a
+    ``FloatingPointError``: there is no direction left to rescale.
     """
     if not threshold > 0:
         raise ValueError(f"threshold must be positive, got {threshold}")
     grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
         raise ValueError("no parameter has a gradient: call backward() before clipping")
-    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+    norm = scaled_norm(grads)
     if not torch.isfinite(norm):
         raise FloatingPointError(f"the gradient norm is {norm.item()}: nothing to rescale")
     if norm >= threshold:

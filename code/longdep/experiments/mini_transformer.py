@@ -11,7 +11,7 @@ from torch import nn
 from longdep.experiments.key_recall import (
     KEY_RECALL_BUDGET,
     key_recall_transformer,
-    train_key_recall,
+    train_key_recall_seeds,
 )
 from longdep.models.attention import sinusoidal_table
 from longdep.models.transformer import NextTokenModel, next_token_model
@@ -103,26 +103,28 @@ def warmup_comparison(runs: Sequence[tuple[str, float]], num_layers: int, warmup
     (Chapter 5, "Warm-up for a deep Post-LN stack").
 
     runs: (label, learning rate) pairs, each label one of "Post-LN", "Post-LN + warm-up" and
-    "Pre-LN". Each run is :func:`longdep.experiments.key_recall.train_key_recall` under the book's budget
-    (its width and clipping) with only ``lr``, ``steps`` and ``batch_size`` changed, once for
-    every seed in ``seeds``; the seed sets the initial weights and the batches, so for a given
-    label and seed every learning rate starts from the same weights. Returns
-    {(label, lr): [result for each seed]}.
+    "Pre-LN". Each run is :func:`longdep.experiments.key_recall.train_key_recall` under the
+    book's budget (its width and clipping) with only ``lr``, ``steps`` and ``batch_size``
+    changed, for every seed in ``seeds``, the seeds trained at once
+    (:func:`longdep.experiments.key_recall.train_key_recall_seeds`); the seed sets the initial
+    weights and the batches, so for a given label and seed every learning rate starts from the
+    same weights. Returns {(label, lr): [result for each seed]}.
     """
     if not seeds:
         raise ValueError("seeds must name at least one seed")
     variants = {"Post-LN": (False, 0), "Post-LN + warm-up": (False, warmup_steps),
                 "Pre-LN": (True, 0)}
-    results = {}
-    for label, lr in runs:
+    for label, _ in runs:
         if label not in variants:
             raise ValueError(f"label must be one of {list(variants)}, got {label!r}")
+    results = {}
+    for label, lr in runs:
         norm_first, warmup = variants[label]
         budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
-        results[label, lr] = []
-        for seed in seeds:
-            torch.manual_seed(seed)
-            core = key_recall_transformer(budget, num_layers, num_heads, norm_first=norm_first)
-            results[label, lr].append(train_key_recall(core, budget.model_dim, distance, seed,
-                                                       budget, warmup))
+
+        def make_core(budget=budget, norm_first=norm_first):
+            return key_recall_transformer(budget, num_layers, num_heads, norm_first=norm_first)
+
+        results[label, lr] = train_key_recall_seeds(make_core, budget.model_dim, distance,
+                                                    seeds, budget, warmup)
     return results
