@@ -7,12 +7,14 @@ import numpy as np
 from longdep.plots.style import _plain_log_ticks, closed_for_display
 
 
-def plot_score_scaling(widths, variances: dict[str, list[float]], saturation: dict[str, list],
+def plot_score_scaling(widths, variances: dict[str, list[float]],
+                       max_weights: dict[str, list[float]], jacobian_norms: dict[str, list[float]],
                        keys: int):
     """Chapter 4, "Why the 1/sqrt(d_k) scale": score variance and softmax saturation against d_k.
 
-    variances and saturation map "unscaled" and "scaled" to one value per width: the variance of
-    the scores, and a :class:`longdep.experiments.attention.Saturation` (largest weight, Jacobian norm).
+    variances, max_weights and jacobian_norms map "unscaled" and "scaled" to one value per width:
+    the variance of the scores, the mean largest softmax weight and the mean Frobenius norm of the
+    softmax Jacobian.
     """
     widths = np.asarray(widths)
     fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.4), layout="constrained")
@@ -21,8 +23,8 @@ def plot_score_scaling(widths, variances: dict[str, list[float]], saturation: di
     axes[0].plot(widths, widths, ":", color="0.4", label="$d_k$")
     for name, style in styles.items():
         axes[0].plot(widths, variances[name], **style)
-        axes[1].plot(widths, [s.max_weight for s in saturation[name]], **style)
-        axes[2].plot(widths, [s.jacobian_norm for s in saturation[name]], **style)
+        axes[1].plot(widths, max_weights[name], **style)
+        axes[2].plot(widths, jacobian_norms[name], **style)
     axes[0].set(yscale="log", ylabel="variance of the score", title="score variance")
     axes[1].axhline(1 / keys, color="0.4", linestyle=":", label=f"uniform, 1/{keys}")
     axes[1].set(ylim=(0, 1.05), ylabel="mean largest weight", title="softmax saturation")

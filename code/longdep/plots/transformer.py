@@ -39,25 +39,25 @@ def plot_ffn_gradient_profiles(post: dict[int, np.ndarray], pre: dict[int, np.nd
     return closed_for_display(fig)
 
 
-def plot_warmup_runs(results: dict, window: int = 10):
+def plot_warmup_runs(losses: dict, window: int = 10):
     """Chapter 5, "Warm-up": training loss of deep stacks, one panel per learning rate.
 
-    results maps (label, lr) to a list of :class:`longdep.train.TrainingResult`, one per
-    seed (as :func:`longdep.experiments.mini_transformer.warmup_comparison` returns); each seed is one thin
-    curve in its label's colour, a running mean over ``window`` steps, on a log axis.
+    losses maps (label, lr) to a (seeds, steps) array of training losses, one row per seed; each
+    seed is one thin curve in its label's colour, a running mean over ``window`` steps, on a log
+    axis.
     """
-    lrs = list(dict.fromkeys(lr for _, lr in results))
-    labels = list(dict.fromkeys(label for label, _ in results))
+    lrs = list(dict.fromkeys(lr for _, lr in losses))
+    labels = list(dict.fromkeys(label for label, _ in losses))
     colours = dict(zip(labels, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     fig, axes = plt.subplots(1, len(lrs), figsize=(5 * len(lrs), 3.6), sharey=True,
                              layout="constrained")
     for ax, lr in zip(np.atleast_1d(axes), lrs):
-        for (label, run_lr), seed_results in results.items():
+        for (label, run_lr), seed_results in losses.items():
             if run_lr != lr:
                 continue
-            for i, result in enumerate(seed_results):
-                smooth = np.convolve(result.losses, np.ones(window) / window, mode="valid")
-                ax.plot(np.arange(window, len(result.losses) + 1), smooth,
+            for i, seed_losses in enumerate(np.asarray(seed_results)):
+                smooth = np.convolve(seed_losses, np.ones(window) / window, mode="valid")
+                ax.plot(np.arange(window, len(seed_losses) + 1), smooth,
                         "--" if "warm-up" in label else "-", color=colours[label],
                         linewidth=1, alpha=0.8,
                         label=f"{label} ({len(seed_results)} seeds)" if i == 0 else None)

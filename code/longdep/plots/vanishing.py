@@ -83,12 +83,12 @@ def plot_input_scales(profiles: dict[float, np.ndarray], sigma_max: float,
     return closed_for_display(fig)
 
 
-def plot_cliff(w: np.ndarray, b: np.ndarray, loss: np.ndarray, paths: dict):
+def plot_cliff(w: np.ndarray, b: np.ndarray, loss: np.ndarray, points: dict, losses: dict):
     """Chapter 2, the cliff: log10 of the loss over a (w, b) grid with gradient-descent paths
     (left) and the loss along each path (right).
 
-    loss has shape (len(w), len(b)); paths maps a label to a
-    :class:`longdep.experiments.clipping.DescentPath` (points (steps + 1, 2), losses (steps + 1,)).
+    loss has shape (len(w), len(b)); points and losses map each path's label to its (w, b) before
+    each step and after the last, (steps + 1, 2), and to the loss there, (steps + 1,).
     """
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4), width_ratios=(1.25, 1),
                                       layout="constrained")
@@ -96,22 +96,24 @@ def plot_cliff(w: np.ndarray, b: np.ndarray, loss: np.ndarray, paths: dict):
                             rasterized=True)
     fig.colorbar(image, ax=left, label=r"$\log_{10}$ loss")
     colours = ["#D55E00", "black"]
-    for colour, (label, path) in zip(colours, paths.items()):
-        points = np.asarray(path.points)
-        left.plot(points[:, 0], points[:, 1], ".-", color=colour, markersize=3, linewidth=1,
-                  label=label)
-        outside = ~((w[0] <= points[:, 0]) & (points[:, 0] <= w[-1])
-                    & (b[0] <= points[:, 1]) & (points[:, 1] <= b[-1]))
+    for colour, label in zip(colours, points):
+        path_points = np.asarray(points[label])
+        left.plot(path_points[:, 0], path_points[:, 1], ".-", color=colour, markersize=3,
+                  linewidth=1, label=label)
+        outside = ~((w[0] <= path_points[:, 0]) & (path_points[:, 0] <= w[-1])
+                    & (b[0] <= path_points[:, 1]) & (path_points[:, 1] <= b[-1]))
         if outside.any():
             k = int(np.argmax(outside))
-            text = f"step {k} jumps to\n(w, b) = ({points[k, 0]:.0f}, {points[k, 1]:.0f})"
+            w_k, b_k = path_points[k]
+            text = f"step {k} jumps to\n(w, b) = ({w_k:.0f}, {b_k:.0f})"
             if outside[k:].all():
                 text += "\nand never comes back"
-            left.annotate(text, xy=points[k - 1], xytext=(0.55, 0.85), textcoords="axes fraction",
+            left.annotate(text, xy=path_points[k - 1], xytext=(0.55, 0.85),
+                          textcoords="axes fraction",
                           color=colour, fontsize=8, arrowprops={"arrowstyle": "->", "color": colour},
                           bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
-        right.plot(np.asarray(path.losses), color=colour, label=label)
-    left.plot(*np.asarray(next(iter(paths.values())).points[0]), "*", color="white",
+        right.plot(np.asarray(losses[label]), color=colour, label=label)
+    left.plot(*np.asarray(next(iter(points.values())))[0], "*", color="white",
               markeredgecolor="black", markersize=12, label="start")
     left.set_xlim(w[0], w[-1])
     left.set_ylim(b[0], b[-1])
