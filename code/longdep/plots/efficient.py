@@ -12,16 +12,20 @@ def plot_attention_cost(lengths: list[int], flops: dict[str, list[int]],
                         time_slopes: dict[str, float]):
     """Chapter 6's cost figure: against the sequence length, log-log, for each kind of
     attention: the counted matrix-product FLOPs, the counted peak memory, and the measured time
-    of one call, whose fitted slopes (``time_slopes``) go into that panel's legend."""
+    of one call, whose fitted slopes (``time_slopes``) go into that panel's legend. The two
+    counted panels carry grey reference lines of slope 1 and 2."""
     fig, (counted, memory, timed) = plt.subplots(1, 3, figsize=(11, 3.6), layout="constrained")
     for kind, counts in flops.items():
-        (line,) = counted.loglog(lengths, counts, "o-", label=kind)
-        memory.loglog(lengths, megabytes[kind], "o-", color=line.get_color(), label=kind)
-        timed.loglog(lengths, np.asarray(seconds[kind]) * 1e3, "o-", color=line.get_color(),
+        style = "s--" if "fused" in kind else "o-"  # dashed: it lies on softmax's FLOPs
+        (line,) = counted.loglog(lengths, counts, style, label=kind)
+        memory.loglog(lengths, megabytes[kind], style, color=line.get_color(), label=kind)
+        timed.loglog(lengths, np.asarray(seconds[kind]) * 1e3, style, color=line.get_color(),
                      label=f"{kind} (slope {time_slopes[kind]:.1f})")
+    for ax, values in ((counted, flops), (memory, megabytes)):
+        _slope_references(ax, lengths, values)
     counted.set_title("FLOPs of the matrix products (counted)")
     counted.set_ylabel("FLOPs")
-    memory.set_title("peak memory of its tensors (counted)")
+    memory.set_title("peak memory allocated (counted)")
     memory.set_ylabel("MiB")
     timed.set_title("time of one call (measured, this run)")
     timed.set_ylabel("milliseconds")
@@ -29,6 +33,15 @@ def plot_attention_cost(lengths: list[int], flops: dict[str, list[int]],
         ax.set_xlabel("sequence length T (tokens)")
         ax.legend(fontsize=8)
     return closed_for_display(fig)
+
+
+def _slope_references(ax, lengths: list[int], values: dict[str, list[float]]) -> None:
+    """Dotted lines ~ T (below every curve at the longest length) and ~ T^2 (above)."""
+    t = np.asarray(lengths, dtype=float)
+    last = [row[-1] for row in values.values()]
+    for power, end, style in ((1, min(last) / 2, ":"), (2, max(last) * 2, "--")):
+        ax.loglog(t, end * (t / t[-1]) ** power, color="grey", lw=0.9, ls=style,
+                  label=f"slope {power}")
 
 
 def plot_sparse_masks(masks: dict[str, np.ndarray]):
