@@ -44,6 +44,12 @@ from longdep.measure.reach import (
 )
 from longdep.models._checks import first_output
 from longdep.models.attention import causal_mask, scaled_dot_product_attention
+from longdep.models.decode import (
+    linear_attention_step,
+    softmax_attention_step,
+    ssm_step,
+    state_bytes,
+)
 from longdep.models.linear import (
     linear_attention,
     performer_attention,
@@ -52,6 +58,7 @@ from longdep.models.linear import (
 from longdep.models.lstm import LSTM
 from longdep.models.mixers import mixer_stack
 from longdep.models.rnn import ElmanRNN
+from longdep.models.ssm import SelectiveSSM
 from longdep.models.sparse import bigbird_mask, sliding_window_attention
 
 ATTENTION_KINDS = ("softmax", "fused softmax", "sliding window", "linear")
@@ -367,3 +374,43 @@ def summary_table(measures: dict[str, ModelMeasures], lengths: Sequence[int], di
             m.key_recall,
         ])
     return Table(header, rows)
+
+
+DECODING_KINDS = ("softmax attention (KV cache)", "linear attention", "selective SSM")
+
+
+@dataclass(frozen=True)
+class DecodingCosts:
+    """What generating token T costs one layer, counted at each of ``lengths``: matrix-product
+    FLOPs of the step (:func:`longdep.measure.cost.matmul_flops`) and the bytes of the state it
+    reads (:func:`longdep.models.decode.state_bytes`), per kind of :data:`DECODING_KINDS`."""
+
+    lengths: list[int]
+    flops: dict[str, list[int]]
+    state_bytes: dict[str, list[int]]
+
+
+def decoding_costs(lengths: Sequence[int], features: int = 32, state_size: int = 8
+                   ) -> DecodingCosts:
+    """Count one decoding step of each kind after T - 1 earlier tokens, for every T in
+    ``lengths``, float32, batch 1 (Chapter 6, "Decoding: the cost of one more token"). The
+    state a step reads is made directly at its size (random keys and values for the cache;
+    (S, z) and h of their fixed shapes), since its values do not change what the step costs."""
+    generator = torch.Generator().manual_seed(0)
+    layer = SelectiveSSM(features, state_size)
+    x_t = torch.randn(1, 1, features, generator=generator)
+    flops = {kind: [] for kind in DECODING_KINDS}
+    sizes = {kind: [] for kind in DECODING_KINDS}
+    for n in lengths:
+        cache = tuple(torch.randn(1, n - 1, features, generator=generator) for _ in range(2))
+        linear_state = (torch.rand(1, features, features, generator=generator),
+                        torch.rand(1, features, generator=generator) + 1)
+        h = torch.randn(1, features, state_size, generator=generator)
+        steps = {DECODING_KINDS[0]: (lambda: softmax_attention_step(x_t, x_t, x_t, cache), cache),
+                 DECODING_KINDS[1]: (lambda: linear_attention_step(x_t, x_t, x_t, linear_state),
+                                     linear_state),
+                 DECODING_KINDS[2]: (lambda: ssm_step(layer, x_t, h), h)}
+        for kind, (step, state) in steps.items():
+            flops[kind].append(matmul_flops(step))
+            sizes[kind].append(state_bytes(state))
+    return DecodingCosts(list(lengths), flops, sizes)
