@@ -80,17 +80,21 @@ def plot_performer_errors(feature_counts: list[int], errors: dict[str, np.ndarra
 def plot_model_gradients(ratios: dict[str, np.ndarray], reach: int):
     """Chapter 6's gradient figure: |dL/dx_{T-d}| / |dL/dx_T| against the distance d for every
     model of the book, at initialisation; exact zeros (beyond the window's ``reach``) cannot be
-    drawn on a log axis, so a curve stops where its ratios become zero."""
-    fig, ax = plt.subplots(figsize=(7.2, 4.0), layout="constrained")
-    for name, ratio in ratios.items():
-        distance = np.arange(len(ratio))
-        shown = ratio > 0
-        ax.semilogy(distance[1:][shown[1:]], ratio[1:][shown[1:]], label=name)
-    ax.axvline(reach, color="grey", lw=0.8, ls=":")
-    ax.annotate(f"window reach {reach}:\nexactly 0 beyond", (reach, 1e-30), xytext=(6, 0),
-                textcoords="offset points", fontsize=8, color="grey")
-    ax.set_xlabel("distance d (steps back from the last position)")
-    ax.set_ylabel(r"$\|\partial L/\partial x_{T-d}\| \,/\, \|\partial L/\partial x_T\|$")
-    ax.set_title("gradient reaching distance d, at initialisation (float64)")
-    ax.legend(fontsize=8, loc="lower left")
+    drawn on a log axis, so a curve stops where its ratios become zero. The left panel shows
+    the whole range, the right one only 1e-5 to 1, where all curves but the tanh RNN's lie."""
+    fig, (whole, near) = plt.subplots(1, 2, figsize=(11, 4.0), layout="constrained")
+    for ax in (whole, near):
+        for name, ratio in ratios.items():
+            distance = np.arange(len(ratio))
+            shown = ratio > 0
+            ax.semilogy(distance[1:][shown[1:]], ratio[1:][shown[1:]], label=name)
+        ax.axvline(reach, color="grey", lw=0.8, ls=":")
+        ax.set_xlabel("distance d (steps back from the last position)")
+    whole.annotate(f"window reach {reach}:\nexactly 0 beyond", (reach, 1e-30), xytext=(6, 0),
+                   textcoords="offset points", fontsize=8, color="grey")
+    near.set_ylim(1e-5, 1)
+    whole.set_ylabel(r"$\|\partial L/\partial x_{T-d}\| \,/\, \|\partial L/\partial x_T\|$")
+    whole.set_title("gradient reaching distance d, at initialisation (float64)")
+    near.set_title("the same, from 1e-5 to 1")
+    whole.legend(fontsize=8, loc="lower left")
     return closed_for_display(fig)
