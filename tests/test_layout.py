@@ -29,6 +29,7 @@ SMOKE = {
     "mixers": "mixers.mixer_stack('ssm', 8, 2, 1, 16, 10)(torch.randn(2, 5, 8))",
     "heads": "heads.LastStepClassifier(10, 3, torch.nn.Identity(), 3, 4)"
              "(torch.randint(0, 10, (2, 5)))",
+    "decode": "q = torch.randn(2, 1, 4); decode.linear_attention_step(q, q, q)",
 }
 
 

@@ -27,13 +27,14 @@ from torch import nn
 from longdep.book import Table, significant
 from longdep.experiments.key_recall import KEY_RECALL_BUDGET, train_key_recall
 from longdep.measure.cost import (
+    attention_flops,
     crossover_length,
     fitted_exponent,
     graph_depth,
     growth_label,
     interleaved_seconds,
     matmul_flops,
-    peak_tensor_bytes,
+    peak_allocated_bytes,
 )
 from longdep.measure.gradients import distance_profile, ratios_by_distance
 from longdep.measure.reach import (
@@ -43,6 +44,12 @@ from longdep.measure.reach import (
 )
 from longdep.models._checks import first_output
 from longdep.models.attention import causal_mask, scaled_dot_product_attention
+from longdep.models.decode import (
+    linear_attention_step,
+    softmax_attention_step,
+    ssm_step,
+    state_bytes,
+)
 from longdep.models.linear import (
     linear_attention,
     performer_attention,
@@ -51,9 +58,10 @@ from longdep.models.linear import (
 from longdep.models.lstm import LSTM
 from longdep.models.mixers import mixer_stack
 from longdep.models.rnn import ElmanRNN
+from longdep.models.ssm import SelectiveSSM
 from longdep.models.sparse import bigbird_mask, sliding_window_attention
 
-ATTENTION_KINDS = ("softmax", "sliding window", "linear")
+ATTENTION_KINDS = ("softmax", "fused softmax", "sliding window", "linear")
 
 
 def attention_call(kind: str, length: int, features: int = 32, window: int = 64,
@@ -61,13 +69,19 @@ def attention_call(kind: str, length: int, features: int = 32, window: int = 64,
     """A call of causal attention ``kind`` on random float32 q, k, v of shape (1, length,
     features), made ready to be timed or measured: softmax attention with the causal mask
     (:func:`longdep.models.attention.scaled_dot_product_attention`), banded sliding-window attention
-    of ``window`` keys, or chunked linear attention (Chapter 6, "The quadratic cost, measured")."""
+    of ``window`` keys, or chunked linear attention (Chapter 6, "The quadratic cost, measured").
+    "fused softmax" is the same causal softmax attention computed by PyTorch's fused kernel
+    (``torch.nn.functional.scaled_dot_product_attention`` with ``is_causal=True``), which never
+    forms the T x T matrix (Chapter 6, "What is quadratic and what need not be")."""
     if kind not in ATTENTION_KINDS:
         raise ValueError(f"kind must be one of {ATTENTION_KINDS}, got {kind!r}")
     generator = torch.Generator().manual_seed(seed)
     q, k, v = (torch.randn(1, length, features, generator=generator) for _ in range(3))
     if kind == "softmax":
         return lambda: scaled_dot_product_attention(q, k, v, causal_mask(length))[0]
+    if kind == "fused softmax":  # one head: (batch, heads, time, features)
+        return lambda: nn.functional.scaled_dot_product_attention(
+            q[:, None], k[:, None], v[:, None], is_causal=True)[:, 0]
     if kind == "sliding window":
         return lambda: sliding_window_attention(q, k, v, min(window, length))
     return lambda: linear_attention(q, k, v)
@@ -76,8 +90,9 @@ def attention_call(kind: str, length: int, features: int = 32, window: int = 64,
 @dataclass(frozen=True)
 class AttentionCosts:
     """What each of :data:`ATTENTION_KINDS` costs at ``lengths``, counted (the same on every
-    machine): matrix-product FLOPs (:func:`longdep.measure.cost.matmul_flops`) and the peak
-    bytes of the tensors a call creates (:func:`longdep.measure.cost.peak_tensor_bytes`)."""
+    machine): matrix-product FLOPs (:func:`longdep.measure.cost.attention_flops`, which also
+    counts the fused kernel) and the peak bytes a call holds allocated, work buffers inside a
+    fused kernel included (:func:`longdep.measure.cost.peak_allocated_bytes`)."""
 
     lengths: list[int]
     flops: dict[str, list[int]]
@@ -92,8 +107,8 @@ def attention_costs(lengths: Sequence[int], features: int = 32, window: int = 64
              for kind in ATTENTION_KINDS}
     return AttentionCosts(
         list(lengths),
-        {kind: [matmul_flops(call) for call in row] for kind, row in calls.items()},
-        {kind: [peak_tensor_bytes(call) for call in row] for kind, row in calls.items()})
+        {kind: [attention_flops(call) for call in row] for kind, row in calls.items()},
+        {kind: [peak_allocated_bytes(call) for call in row] for kind, row in calls.items()})
 
 
 def attention_seconds(lengths: Sequence[int], features: int = 32, window: int = 64,
@@ -359,3 +374,43 @@ def summary_table(measures: dict[str, ModelMeasures], lengths: Sequence[int], di
             m.key_recall,
         ])
     return Table(header, rows)
+
+
+DECODING_KINDS = ("softmax attention (KV cache)", "linear attention", "selective SSM")
+
+
+@dataclass(frozen=True)
+class DecodingCosts:
+    """What generating token T costs one layer, counted at each of ``lengths``: matrix-product
+    FLOPs of the step (:func:`longdep.measure.cost.matmul_flops`) and the bytes of the state it
+    reads (:func:`longdep.models.decode.state_bytes`), per kind of :data:`DECODING_KINDS`."""
+
+    lengths: list[int]
+    flops: dict[str, list[int]]
+    state_bytes: dict[str, list[int]]
+
+
+def decoding_costs(lengths: Sequence[int], features: int = 32, state_size: int = 8
+                   ) -> DecodingCosts:
+    """Count one decoding step of each kind after T - 1 earlier tokens, for every T in
+    ``lengths``, float32, batch 1 (Chapter 6, "Decoding: the cost of one more token"). The
+    state a step reads is made directly at its size (random keys and values for the cache;
+    (S, z) and h of their fixed shapes), since its values do not change what the step costs."""
+    generator = torch.Generator().manual_seed(0)
+    layer = SelectiveSSM(features, state_size)
+    x_t = torch.randn(1, 1, features, generator=generator)
+    flops = {kind: [] for kind in DECODING_KINDS}
+    sizes = {kind: [] for kind in DECODING_KINDS}
+    for n in lengths:
+        cache = tuple(torch.randn(1, n - 1, features, generator=generator) for _ in range(2))
+        linear_state = (torch.rand(1, features, features, generator=generator),
+                        torch.rand(1, features, generator=generator) + 1)
+        h = torch.randn(1, features, state_size, generator=generator)
+        steps = {DECODING_KINDS[0]: (lambda: softmax_attention_step(x_t, x_t, x_t, cache), cache),
+                 DECODING_KINDS[1]: (lambda: linear_attention_step(x_t, x_t, x_t, linear_state),
+                                     linear_state),
+                 DECODING_KINDS[2]: (lambda: ssm_step(layer, x_t, h), h)}
+        for kind, (step, state) in steps.items():
+            flops[kind].append(matmul_flops(step))
+            sizes[kind].append(state_bytes(state))
+    return DecodingCosts(list(lengths), flops, sizes)

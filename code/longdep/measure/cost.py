@@ -13,7 +13,10 @@
   measurements against the sequence length;
 """
 
+import contextlib
 import math
+import os
+import sys
 import time
 import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -204,3 +207,75 @@ def growth_label(lengths: Sequence[int], values: Sequence[float]) -> str:
         return "log T"
     power = round(fitted_exponent(lengths, values))
     return "1" if power == 0 else "T" if power == 1 else f"T^{power}"
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Send file descriptor 2 to the null device for the duration (C++ logs included)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def peak_allocated_bytes(fn: Callable[[], object]) -> int:
+    """Peak bytes that ``fn()`` holds allocated at once, from the allocator's own records
+    (Chapter 6, "What is quadratic and what need not be").
+
+    :func:`peak_tensor_bytes` sees only the tensors that operators return; a fused kernel's
+    internal work buffers never leave it. This counter reads the memory that PyTorch's
+    (legacy, CPU) profiler records with ``profile_memory=True``: every operator's own
+    allocations minus its own frees. A positive balance is counted from the operator's start,
+    a negative one from its end, and the largest running total is returned. That is exact when
+    allocations are made by innermost operators (``aten::empty`` and the like, as in every
+    kernel measured here) and frees happen in their callers or between operators; an operator
+    that allocates and frees the same bytes itself would hide them. Run on one thread (restored
+    afterwards): a parallel kernel may allocate one work buffer per thread. Counted, not timed:
+    the same on every run.
+    """
+    check_callable(fn=fn)
+    from torch.autograd.profiler import profile
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with _quiet_stderr():  # the profiler's C++ side logs every start and stop to stderr
+        try:
+            with torch.no_grad(), profile(profile_memory=True, use_kineto=False) as recording:
+                fn()
+        finally:
+            torch.set_num_threads(previous)
+    changes = []
+    for event in recording.function_events:
+        nbytes = event.self_cpu_memory_usage
+        if nbytes:
+            at = event.time_range.start if nbytes > 0 else event.time_range.end
+            changes.append((at, nbytes < 0, nbytes))  # at equal times, allocations first
+    live = peak = 0
+    for _, _, nbytes in sorted(changes):
+        live += nbytes
+        peak = max(peak, live)
+    return peak
+
+
+def _fused_attention_flops(query_shape, key_shape, value_shape, *args, out_shape=None,
+                           **kwargs) -> int:
+    from torch.utils.flop_counter import sdpa_flop_count
+    return sdpa_flop_count(query_shape, key_shape, value_shape)
+
+
+def attention_flops(fn: Callable[[], object]) -> int:
+    """:func:`matmul_flops`, counting also PyTorch's fused CPU attention kernel
+    (``torch.nn.functional.scaled_dot_product_attention``), which ``FlopCounterMode`` leaves
+    out on the CPU: its two products, 2 T S d each per head, as for the GPU kernels (the causal
+    half that the kernel may skip is counted, as in the book's own softmax attention)."""
+    check_callable(fn=fn)
+    fused = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+    counter = FlopCounterMode(display=False, custom_mapping={fused: _fused_attention_flops})
+    with torch.no_grad(), counter:
+        fn()
+    return counter.get_total_flops()

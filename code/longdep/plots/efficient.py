@@ -12,16 +12,20 @@ def plot_attention_cost(lengths: list[int], flops: dict[str, list[int]],
                         time_slopes: dict[str, float]):
     """Chapter 6's cost figure: against the sequence length, log-log, for each kind of
     attention: the counted matrix-product FLOPs, the counted peak memory, and the measured time
-    of one call, whose fitted slopes (``time_slopes``) go into that panel's legend."""
+    of one call, whose fitted slopes (``time_slopes``) go into that panel's legend. The two
+    counted panels carry grey reference lines of slope 1 and 2."""
     fig, (counted, memory, timed) = plt.subplots(1, 3, figsize=(11, 3.6), layout="constrained")
     for kind, counts in flops.items():
-        (line,) = counted.loglog(lengths, counts, "o-", label=kind)
-        memory.loglog(lengths, megabytes[kind], "o-", color=line.get_color(), label=kind)
-        timed.loglog(lengths, np.asarray(seconds[kind]) * 1e3, "o-", color=line.get_color(),
+        style = "s--" if "fused" in kind else "o-"  # dashed: it lies on softmax's FLOPs
+        (line,) = counted.loglog(lengths, counts, style, label=kind)
+        memory.loglog(lengths, megabytes[kind], style, color=line.get_color(), label=kind)
+        timed.loglog(lengths, np.asarray(seconds[kind]) * 1e3, style, color=line.get_color(),
                      label=f"{kind} (slope {time_slopes[kind]:.1f})")
+    for ax, values in ((counted, flops), (memory, megabytes)):
+        _slope_references(ax, lengths, values)
     counted.set_title("FLOPs of the matrix products (counted)")
     counted.set_ylabel("FLOPs")
-    memory.set_title("peak memory of its tensors (counted)")
+    memory.set_title("peak memory allocated (counted)")
     memory.set_ylabel("MiB")
     timed.set_title("time of one call (measured, this run)")
     timed.set_ylabel("milliseconds")
@@ -29,6 +33,15 @@ def plot_attention_cost(lengths: list[int], flops: dict[str, list[int]],
         ax.set_xlabel("sequence length T (tokens)")
         ax.legend(fontsize=8)
     return closed_for_display(fig)
+
+
+def _slope_references(ax, lengths: list[int], values: dict[str, list[float]]) -> None:
+    """Dotted lines ~ T (below every curve at the longest length) and ~ T^2 (above)."""
+    t = np.asarray(lengths, dtype=float)
+    last = [row[-1] for row in values.values()]
+    for power, end, style in ((1, min(last) / 2, ":"), (2, max(last) * 2, "--")):
+        ax.loglog(t, end * (t / t[-1]) ** power, color="grey", lw=0.9, ls=style,
+                  label=f"slope {power}")
 
 
 def plot_sparse_masks(masks: dict[str, np.ndarray]):
@@ -67,17 +80,21 @@ def plot_performer_errors(feature_counts: list[int], errors: dict[str, np.ndarra
 def plot_model_gradients(ratios: dict[str, np.ndarray], reach: int):
     """Chapter 6's gradient figure: |dL/dx_{T-d}| / |dL/dx_T| against the distance d for every
     model of the book, at initialisation; exact zeros (beyond the window's ``reach``) cannot be
-    drawn on a log axis, so a curve stops where its ratios become zero."""
-    fig, ax = plt.subplots(figsize=(7.2, 4.0), layout="constrained")
-    for name, ratio in ratios.items():
-        distance = np.arange(len(ratio))
-        shown = ratio > 0
-        ax.semilogy(distance[1:][shown[1:]], ratio[1:][shown[1:]], label=name)
-    ax.axvline(reach, color="grey", lw=0.8, ls=":")
-    ax.annotate(f"window reach {reach}:\nexactly 0 beyond", (reach, 1e-30), xytext=(6, 0),
-                textcoords="offset points", fontsize=8, color="grey")
-    ax.set_xlabel("distance d (steps back from the last position)")
-    ax.set_ylabel(r"$\|\partial L/\partial x_{T-d}\| \,/\, \|\partial L/\partial x_T\|$")
-    ax.set_title("gradient reaching distance d, at initialisation (float64)")
-    ax.legend(fontsize=8, loc="lower left")
+    drawn on a log axis, so a curve stops where its ratios become zero. The left panel shows
+    the whole range, the right one only 1e-5 to 1, where all curves but the tanh RNN's lie."""
+    fig, (whole, near) = plt.subplots(1, 2, figsize=(11, 4.0), layout="constrained")
+    for ax in (whole, near):
+        for name, ratio in ratios.items():
+            distance = np.arange(len(ratio))
+            shown = ratio > 0
+            ax.semilogy(distance[1:][shown[1:]], ratio[1:][shown[1:]], label=name)
+        ax.axvline(reach, color="grey", lw=0.8, ls=":")
+        ax.set_xlabel("distance d (steps back from the last position)")
+    whole.annotate(f"window reach {reach}:\nexactly 0 beyond", (reach, 1e-30), xytext=(6, 0),
+                   textcoords="offset points", fontsize=8, color="grey")
+    near.set_ylim(1e-5, 1)
+    whole.set_ylabel(r"$\|\partial L/\partial x_{T-d}\| \,/\, \|\partial L/\partial x_T\|$")
+    whole.set_title("gradient reaching distance d, at initialisation (float64)")
+    near.set_title("the same, from 1e-5 to 1")
+    whole.legend(fontsize=8, loc="lower left")
     return closed_for_display(fig)
