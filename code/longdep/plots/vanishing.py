@@ -122,10 +122,8 @@ def plot_cliff(w: np.ndarray, b: np.ndarray, loss: np.ndarray, points: dict, los
     left.set_title(r"loss $(x_{50} - 0.7)^2$ of $x_t = w\,\sigma(x_{t-1}) + b$")
     left.legend(loc="lower left", fontsize=8, facecolor="0.85", frameon=True)
     left.grid(False)
-    right.set_yscale("log")
-    right.set_xlabel("gradient-descent step")
-    right.set_ylabel("loss")
-    right.set_title("loss along each path")
+    right.set(yscale="log", xlabel="gradient-descent step", ylabel="loss",
+              title="loss along each path")
     right.legend(fontsize=8)
     return closed_for_display(fig)
 
@@ -145,16 +143,12 @@ def plot_clipping_runs(runs: dict[str, tuple[np.ndarray, np.ndarray]], threshold
     right.axhline(threshold, color="k", linestyle="--", linewidth=0.9,
                   label=f"threshold {threshold:g}")
     seeds = len(curves[0])
-    left.set_yscale("log")
-    left.set_xlabel("SGD step")
-    left.set_ylabel("cross-entropy loss")
-    left.set_title(f"training loss, {seeds} seeds per setting")
-    left.legend(fontsize=8)
-    right.set_yscale("log")
-    right.set_xlabel("SGD step")
-    right.set_ylabel("gradient norm before clipping")
-    right.set_title("gradient norm")
-    right.legend(fontsize=8)
+    left.set(yscale="log", xlabel="SGD step", ylabel="cross-entropy loss",
+             title=f"training loss, {seeds} seeds per setting")
+    right.set(yscale="log", xlabel="SGD step", ylabel="gradient norm before clipping",
+              title="gradient norm")
+    for ax in (left, right):
+        ax.legend(fontsize=8)
     return closed_for_display(fig)
 
 
