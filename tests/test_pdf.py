@@ -213,3 +213,16 @@ def test_every_page_links_to_the_pdf(edition):
         assert links, f"{page} has no link to the book's PDF"
         assert all((site / page).parent.joinpath(link).resolve() == pdf.resolve()
                    for link in links), f"{page} links to {links}, not to {pdf}"
+
+
+def test_every_chinese_page_links_to_a_pdf_that_exists():
+    """Until the Chinese edition has its own PDF, its pages offer the English one; a link to a
+    PDF that was never printed would be a dead link on every Chinese page."""
+    site = REPO / "_build" / "html" / "zh_CN"
+    if not site.exists():
+        skip_or_fail("no Chinese edition in _build/html/zh_CN: run make book first")
+    for page in book_pages():
+        links = re.findall(r'href="([^"]*_downloads/[^"]*\.pdf)"', page_html(site, page))
+        assert links, f"zh_CN/{page} has no link to a PDF"
+        missing = [link for link in links if not (site / page).parent.joinpath(link).exists()]
+        assert not missing, f"zh_CN/{page} links to PDFs that do not exist: {missing}"

@@ -4,8 +4,12 @@
 ``<edition's html root>/_downloads/<book_pdf_filename>`` (see print_pdf.py beside this file).
 Every page of the HTML site gets a "Book (.pdf)" entry in sphinx-book-theme's download dropdown,
 next to the theme's own ".pdf" (which prints only the page being read). Each edition links to
-the PDF in its own root, so a Chinese edition at ``_build/html/zh_CN/`` links to its own PDF.
+the PDF in its own root, so a Chinese edition at ``_build/html/zh_CN/`` links to its own PDF;
+``book_pdf_root`` (a path relative to the edition's root) points an edition without a PDF of its
+own at another edition's, as the Chinese edition does until its PDF is printed.
 """
+
+import posixpath
 
 def add_book_pdf_button(app, pagename, templatename, context, doctree):
     # The single-page build is what gets printed: it needs no link to itself.
@@ -15,7 +19,8 @@ def add_book_pdf_button(app, pagename, templatename, context, doctree):
         if button.get("label") == "download-buttons":
             button["buttons"].append({
                 "type": "link",
-                "url": context["pathto"](f"_downloads/{app.config.book_pdf_filename}", 1),
+                "url": context["pathto"](posixpath.join(
+                    app.config.book_pdf_root, "_downloads", app.config.book_pdf_filename), 1),
                 "text": app.config.book_pdf_label,
                 "tooltip": app.config.book_pdf_tooltip,
                 "icon": "fas fa-book",
@@ -25,6 +30,7 @@ def add_book_pdf_button(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.add_config_value("book_pdf_filename", "book.pdf", "html", types=[str])
+    app.add_config_value("book_pdf_root", "", "html", types=[str])
     app.add_config_value("book_pdf_label", "Book (.pdf)", "html", types=[str])
     app.add_config_value("book_pdf_tooltip", "Download the whole book as a PDF", "html",
                          types=[str])
