@@ -20,6 +20,7 @@ SMOKE = {
     "rnn": "rnn.ElmanRNN(3, 4)(torch.randn(2, 5, 3))",
     "lstm": "lstm.LSTM(3, 4)(torch.randn(2, 5, 3))",
     "attention": "x = torch.randn(2, 5, 8); attention.MultiHeadAttention(8, 2)(x, x, x)",
+    "bag": "bag.BagOfTokens(3, 4)(torch.randn(2, 5, 3))",
     "conv": "conv.CausalConvolution(3, 3)(torch.randn(2, 5, 3))",
     "transformer": "transformer.TransformerEncoder(20, 8, 2, 1, 16, 10)"
                    "(torch.randint(0, 20, (2, 5)))",

@@ -13,15 +13,15 @@ def test_layout_of_a_batch():
     assert tokens.dtype == targets.dtype == torch.int64
     assert torch.equal(targets, tokens[:, 0])  # the answer is the first token
     assert set(targets.tolist()) == {0, 1, 2, 3}  # every key occurs
-    distractors = tokens[:, 1:-1]
-    assert set(distractors.unique().tolist()) == set(range(4, 9))
+    distractors = tokens[:, 1:-1]  # drawn from the keys' own ids: only position marks the key
+    assert set(distractors.unique().tolist()) == {0, 1, 2, 3}
     assert torch.all(tokens[:, -1] == 9)  # the query token, `distance` steps after the key
 
 
 def test_distance_one_has_no_distractors():
-    tokens, targets = key_recall_batch(3, distance=1, num_keys=2, vocab_size=4)
+    tokens, targets = key_recall_batch(3, distance=1, num_keys=2, vocab_size=3)
     assert tokens.shape == (3, 2)
-    assert torch.all(tokens[:, 1] == 3) and torch.equal(tokens[:, 0], targets)
+    assert torch.all(tokens[:, 1] == 2) and torch.equal(tokens[:, 0], targets)
 
 
 def test_a_seeded_generator_makes_it_reproducible():
@@ -39,7 +39,7 @@ def test_a_seeded_generator_makes_it_reproducible():
         (dict(batch_size=0), "batch_size must be at least 1"),
         (dict(distance=0), "distance must be at least 1"),
         (dict(num_keys=1), "num_keys must be at least 2"),
-        (dict(num_keys=8, vocab_size=9), "at least num_keys \\+ 2 = 10, got 9"),
+        (dict(num_keys=8, vocab_size=8), "at least num_keys \\+ 1 = 9, got 8"),
     ],
 )
 def test_bad_arguments_raise_clear_errors(kwargs, message):

@@ -72,7 +72,7 @@ def cliff_descent(start: tuple[float, float], lr: float, steps: int,
     return DescentPath(torch.stack(points), torch.stack(losses), torch.stack(grad_norms))
 
 
-def classifier_with_recurrent_gain(gain: float, vocab_size: int = 16, embedding_dim: int = 16,
+def classifier_with_recurrent_gain(gain: float, vocab_size: int = 9, embedding_dim: int = 16,
                           hidden_size: int = 32, num_classes: int = 8, seed: int = 0
                           ) -> LastStepClassifier:
     """A tanh Elman RNN classifier whose W_hh is ``gain`` times a random orthogonal matrix, so

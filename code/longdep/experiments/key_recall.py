@@ -41,7 +41,7 @@ class KeyRecallBudget:
     lr: float = 5e-3
     clip_norm: float | None = 1.0
     num_keys: int = 8
-    vocab_size: int = 16
+    vocab_size: int = 9
     embedding_dim: int = 16
     eval_batches: int = 4
     model_dim: int = 32
