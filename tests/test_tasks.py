@@ -46,3 +46,21 @@ def test_bad_arguments_raise_clear_errors(kwargs, message):
     arguments = dict(batch_size=4, distance=5) | kwargs
     with pytest.raises(ValueError, match=message):
         key_recall_batch(**arguments)
+
+
+def test_content_only_accuracy_equals_the_most_frequent_id_guess():
+    """The exact content-only bound against guessing the most frequent id on sampled batches."""
+    from longdep.experiments.key_recall import content_only_accuracy
+
+    generator = torch.Generator().manual_seed(0)
+    for distance in (1, 2, 5, 20):
+        tokens, targets = key_recall_batch(20000, distance, num_keys=4, vocab_size=5,
+                                           generator=generator)
+        counts = torch.nn.functional.one_hot(tokens[:, :-1], 4).sum(1).double()  # (batch, 4)
+        # ties split evenly: the expected accuracy of a random choice among the most frequent
+        best = counts == counts.max(1, keepdim=True).values
+        sampled = (best.gather(1, targets[:, None])[:, 0] / best.sum(1)).mean().item()
+        assert abs(content_only_accuracy(distance, 4) - sampled) < 0.01, distance
+    assert content_only_accuracy(1, 8) == 1.0  # the only token is the key
+    # two ids: equal (p 1/2) always right, different (p 1/2) right half the time
+    assert content_only_accuracy(2, 2) == 0.75

@@ -9,6 +9,7 @@ not training efforts.
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import torch
 from torch import nn
@@ -145,6 +146,33 @@ def key_recall_accuracies(
         if stop_below is not None and accuracies[:, j].max() < stop_below:
             break
     return accuracies
+
+
+def content_only_accuracy(distance: int, num_keys: int = KEY_RECALL_BUDGET.num_keys) -> float:
+    """The best accuracy at key recall of any model blind to order (Chapter 3, "A task that
+    needs memory: key recall"): it sees which ids the ``distance`` tokens before the query hold
+    and how often, not where.
+
+    The key is token 0 and the distractors are drawn from the same ``num_keys`` ids, so given
+    the counts n_v, the key is v with probability n_v / distance, and the best guess is the most
+    frequent id: accuracy E[max_v n_v] / distance. With P(max < m) = distance! [x^distance]
+    (sum_{j<m} x^j / j!)^num_keys / num_keys^distance, computed exactly in fractions.
+    """
+    if isinstance(distance, bool) or not isinstance(distance, int) or distance < 1:
+        raise ValueError(f"distance must be an int of at least 1, got {distance!r}")
+    if isinstance(num_keys, bool) or not isinstance(num_keys, int) or num_keys < 2:
+        raise ValueError(f"num_keys must be an int of at least 2, got {num_keys!r}")
+    expected_max = Fraction(0)
+    for m in range(1, distance + 1):  # E[max] = sum over m >= 1 of P(max >= m)
+        power = [Fraction(1)]  # coefficients of (sum_{j<m} x^j / j!)^k, truncated at x^distance
+        factor = [Fraction(1, math.factorial(j)) for j in range(min(m, distance + 1))]
+        for _ in range(num_keys):
+            power = [sum(power[i] * factor[n - i] for i in range(max(0, n - len(factor) + 1),
+                                                                   min(n, len(power) - 1) + 1))
+                     for n in range(min(distance, len(power) + len(factor) - 2) + 1)]
+        below = (power[distance] if distance < len(power) else 0) * math.factorial(distance)
+        expected_max += 1 - below / num_keys**distance
+    return float(expected_max / distance)
 
 
 def accuracy_word(accuracies: torch.Tensor, solved: float = 0.95, mostly: float = 0.6,
