@@ -9,7 +9,8 @@ CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 
 PDF := transformer-0-to-1.pdf
 
-.PHONY: book build-only build-zh pdf-only translations test notebooks setup clean
+.PHONY: book build-only build-zh pdf-only translations test test-notebooks test-build notebooks \
+	setup clean
 
 
 setup: $(INSTALLED)
@@ -76,17 +77,24 @@ pdf-only:
 		--site $(BOOK)/_build/singlehtml --out $(BOOK)/_build/html/_downloads/$(PDF) && \
 	echo "the PDF step took $$(( $$(date +%s) - start )) s"
 
-# Unit tests, nbval (strict) over every chapter, the build-failure checks; nbval (strict) again
-# with torch's unvectorised kernels, whose last bits differ (DESIGN.md, "True on every machine");
-# then the built book in headless Chromium.
+# Everything, on both cores: nbval (strict) over every chapter, as is and then with torch's
+# unvectorised kernels, whose last bits differ (DESIGN.md, "True on every machine"), runs beside
+# the unit tests followed by `make book`; then the built book in headless Chromium. Each side
+# prints its output when it ends. The chapters pin one thread each, so the two sides do not
+# compete for a core.
+NBVAL = $(BIN)/python -m pytest $(CHAPTERS) --nbval --nbval-current-env \
+	--nbval-sanitize-with tests/sanitize.cfg
 test: setup $(ACTIONLINT)
-	$(BIN)/python -m pytest tests $(CHAPTERS) --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/sanitize.cfg --ignore=tests/test_browser.py \
-		--ignore=tests/test_pdf.py
-	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest $(CHAPTERS) --nbval \
-		--nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
-	$(MAKE) book
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-notebooks test-build
 	$(BIN)/python -m pytest tests/test_browser.py tests/test_pdf.py
+
+test-notebooks:
+	$(NBVAL)
+	ATEN_CPU_CAPABILITY=default $(NBVAL)
+
+test-build:
+	$(BIN)/python -m pytest tests --ignore=tests/test_browser.py --ignore=tests/test_pdf.py
+	$(MAKE) --no-print-directory book
 
 # Re-execute the chapters in place, storing their outputs (commit them with the chapter).
 notebooks: setup
