@@ -304,3 +304,14 @@ def test_the_chinese_edition_speaks_chinese_around_untranslated_chapters():
         assert words in chapter, words
     statistics = (ZH / "book" / "execution_statistics.html").read_text(encoding="utf-8")
     assert "运行时间（秒）" in statistics and "Run Time" not in statistics
+
+
+def test_the_execution_table_marks_status_in_a_font_every_machine_has():
+    """myst-nb's emoji marks (drawn as boxes without an emoji font) become DejaVu's check marks;
+    every chapter of the build you read executed, so every row has one."""
+    built()
+    for site in (SITE, ZH):
+        statistics = (site / "book" / "execution_statistics.html").read_text(encoding="utf-8")
+        assert "✅" not in statistics and "❌" not in statistics
+        chapters = len(list((REPO / "book").glob("[0-9][0-9]_*.ipynb")))
+        assert statistics.count("✓") > chapters, site  # a mark per chapter, one in the prose

@@ -95,17 +95,26 @@ INTERFACE = {
 }
 
 
+# myst-nb marks a chapter's status with emoji, which a machine without an emoji font (headless
+# Chromium in CI, the PDF) draws as boxes: the check mark and the cross of DejaVu Sans instead.
+STATUS_MARKS = {"✅": "✓", "❌": "✗"}
+
+
 class TranslateExecutionTable(SphinxPostTransform):
-    """The headers of ``{nb-exec-table}``, which myst-nb writes (priority 8) in English."""
+    """The table of ``{nb-exec-table}``, which myst-nb writes (priority 8) in English and with
+    emoji status marks: its headers in the edition's language, its marks drawable by any font."""
 
     default_priority = 9
 
     def run(self, **kwargs):
         words = INTERFACE.get(self.config.language or "en", {})
-        for header in self.document.findall(nodes.thead) if words else ():
-            for text in list(header.findall(nodes.Text)):
-                if str(text) in words:
-                    text.parent.replace(text, nodes.Text(words[str(text)]))
+        for table in self.document.findall(nodes.table):
+            if "Run Time (s)" not in {str(t) for t in table.findall(nodes.Text)}:
+                continue
+            for text in list(table.findall(nodes.Text)):
+                replaced = words.get(str(text), STATUS_MARKS.get(str(text)))
+                if replaced:
+                    text.parent.replace(text, nodes.Text(replaced))
 
 
 class LatinTerms(set):
