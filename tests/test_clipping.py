@@ -134,7 +134,7 @@ def test_bad_arguments_raise():
         clip_gradient_norm_(parameters, 1.0)
     with pytest.raises(ValueError, match="steps must be at least 1"):
         cliff_final_state(torch.ones(1), torch.ones(1), steps=0)
-    with pytest.raises(ValueError, match="lr and steps"):
+    with pytest.raises(ValueError, match="lr must be positive"):
         cliff_descent((1.0, 0.0), lr=-0.1, steps=5)
     with pytest.raises(ValueError, match="steps must be at least 1"):
         train_sgd(classifier_with_recurrent_gain(1.0), lambda g: key_recall_batch(2, 3, generator=g),

@@ -63,7 +63,7 @@ def test_bad_arguments_raise():
         rnn_with_recurrent_matrix(torch.ones(3, 2))
     with pytest.raises(ValueError, match="input_scale"):
         rnn_with_recurrent_matrix(torch.eye(3), input_scale=-1.0)
-    with pytest.raises(ValueError, match="steps and batch"):
+    with pytest.raises(ValueError, match="steps must be at least 1"):
         rnn_with_recurrent_matrix(torch.eye(3), steps=0)
     with pytest.raises(ValueError, match="nonlinearity"):
         rnn_with_recurrent_matrix(torch.eye(3), nonlinearity="sigmoid")

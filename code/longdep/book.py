@@ -20,11 +20,37 @@ from myst_nb import glue
 DEFAULT_SEED = 0
 
 
+# The argument checks of this module. book imports nothing of longdep (pyproject.toml's
+# contracts), so it cannot share longdep.models._checks; these two follow its conventions: a
+# TypeError for a wrong type, a ValueError for a wrong value, naming the argument.
+def _check_int(name: str, value, low: int, high: int | None = None) -> None:
+    """Raise unless ``value`` is an int in [low, high] (no upper limit for None)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{name} must be at least {low}" + (f" and at most {high}" if high
+                         is not None else "") + f", got {value}")
+
+
+def _real(name: str, value, finite: bool) -> float:
+    """``value`` as a float; raise unless it is a real number (a Python or NumPy number, or a
+    one-element tensor or array), finite if ``finite``."""
+    if isinstance(value, (torch.Tensor, np.ndarray)) and math.prod(value.shape) == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    if finite and not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return float(value)
+
+
 DEFAULT_THREADS = 1
 
 
 def seed_everything(seed: int = DEFAULT_SEED) -> None:
     """Seed Python's, NumPy's and PyTorch's random number generators."""
+    _check_int("seed", seed, 0, 2**32 - 1)  # NumPy's range
+    seed = int(seed)  # random.seed refuses a NumPy integer
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -38,8 +64,7 @@ def reproducible(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> No
     default is one thread: the book's models are small, and a second thread only adds
     synchronisation (on a loaded 2-core machine a chapter ran 5x slower with two).
     """
-    if threads < 1:
-        raise ValueError(f"threads must be at least 1, got {threads}")
+    _check_int("threads", threads, 1)
     seed_everything(seed)
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
@@ -51,7 +76,7 @@ def power_of_ten_above(value: float) -> float:
     Round-off differs in its last digits between processors; its order of magnitude does not, so
     a stored output written this way equals a fresh run on any machine.
     """
-    value = abs(float(value))
+    value = abs(_real("value", value, finite=True))
     if value == 0.0:
         return 0.0
     return 10.0 ** math.ceil(math.log10(value))
@@ -64,9 +89,8 @@ def significant(value: float, digits: int) -> float:
     fresh run, and the last digits of a float differ between processors while its leading ones
     do not. 0, inf and nan are returned as they are.
     """
-    if digits < 1:
-        raise ValueError(f"digits must be at least 1, got {digits}")
-    value = float(value)
+    _check_int("digits", digits, 1, 17)  # float64 holds 17 significant digits
+    value = _real("value", value, finite=False)
     if value == 0 or not math.isfinite(value):
         return value
     return float(f"{value:.{digits - 1}e}")
@@ -97,7 +121,7 @@ def chapter_glue(prefix: str) -> Callable[..., None]:
     float raises a ``ValueError`` naming it, because its stored digits would not survive a run on
     another processor.
     """
-    if not prefix.isidentifier():
+    if not isinstance(prefix, str) or not prefix.isidentifier():
         raise ValueError(f"prefix must be an identifier such as 'ch2', got {prefix!r}")
 
     def glue_all(**values) -> None:
@@ -108,13 +132,28 @@ def chapter_glue(prefix: str) -> Callable[..., None]:
     return glue_all
 
 
+def _sequence(x, name: str = "rows") -> Sequence:
+    """``x`` if it is a list or tuple, else a ``TypeError`` naming it."""
+    if not isinstance(x, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple, got {type(x).__name__}")
+    return x
+
+
 class Table:
     """A table that a notebook shows as HTML (rendered by the book) and as aligned text."""
 
     def __init__(self, header: Sequence[str], rows: Sequence[Sequence[str]]):
-        self.header, self.rows = list(header), [list(map(str, row)) for row in rows]
-        if any(len(row) != len(self.header) for row in self.rows):
-            raise ValueError("every row needs one cell per column")
+        for name, cells in [("header", header), *((f"rows[{i}]", row)
+                                                  for i, row in enumerate(_sequence(rows)))]:
+            _sequence(cells, name)
+        self.header, self.rows = [str(cell) for cell in header], [list(map(str, row))
+                                                                  for row in rows]
+        if not self.header:
+            raise ValueError("header is empty: a table needs at least one column")
+        wrong = [i for i, row in enumerate(self.rows) if len(row) != len(self.header)]
+        if wrong:
+            raise ValueError(f"every row needs one cell per column ({len(self.header)}): "
+                             f"rows {wrong} have {[len(self.rows[i]) for i in wrong]}")
 
     def _repr_html_(self) -> str:
         def cells(row: list[str], tag: str) -> str:

@@ -13,9 +13,91 @@ import torch
 from torch import nn
 
 from longdep.experiments.vanishing import orthogonal_matrix
+from longdep.models._checks import (
+    check_callable,
+    check_finite,
+    check_int_range,
+    check_model,
+    check_positive,
+    check_tensor,
+    check_tokens,
+    describe,
+)
 from longdep.models.heads import LastStepClassifier
 from longdep.models.rnn import ElmanRNN
 from longdep.train import Batch, TrainingResult, clip_gradient_norm_, train
+
+_PARAMETERS = ("embedding.weight", "core.weight_ih", "core.weight_hh", "core.bias_ih",
+               "core.bias_hh", "head.weight", "head.bias")
+
+
+def _check_positive_numbers(**values: float | None) -> None:
+    """Raise unless every named value is None or a finite number > 0 (a learning rate or a
+    clipping threshold; None means no clipping)."""
+    given = {name: value for name, value in values.items() if value is not None}
+    check_finite(**given)
+    for name, value in given.items():
+        if value <= 0:
+            raise ValueError(f"{name} must be positive, got {value}")
+
+
+def _check_classifiers(models) -> None:
+    """Raise unless ``models`` is a non-empty list of same-shaped tanh-RNN classifiers, as
+    :func:`classifier_with_recurrent_gain` builds them."""
+    if not isinstance(models, (list, tuple)) or not models:
+        raise ValueError(f"models must be a non-empty list of LastStepClassifier, got "
+                         f"{describe(models)}")
+    for r, model in enumerate(models):
+        check_model(model, f"models[{r}]", LastStepClassifier)
+        check_model(model.core, f"models[{r}].core", ElmanRNN)
+        if model.core.nonlinearity != "tanh":
+            raise ValueError(f"models[{r}].core must be a tanh ElmanRNN, got "
+                             f"{model.core.nonlinearity!r}")
+    shapes = [{name: p.shape for name, p in model.named_parameters()} for model in models]
+    if any(shape != shapes[0] for shape in shapes):
+        raise ValueError("models must all have the same parameter shapes (one vocabulary, "
+                         "embedding, hidden and class size)")
+
+
+def _check_stacked_input(params, tokens) -> None:
+    """Raise unless ``params`` holds every stacked parameter and ``tokens`` is an int64
+    (runs, batch, time) tensor of ids in the embedding's range, with the params' run count."""
+    missing = [name for name in _PARAMETERS if not isinstance(params, dict) or name not in params]
+    if missing:
+        raise ValueError(f"params must map the names of stacked_parameters' result to tensors "
+                         f"(runs, ...), missing {missing}")
+    runs, vocab_size = params["embedding.weight"].shape[:2]
+    check_tensor(tokens, "tokens", f"(runs, batch, time) with runs = {runs}", 3, floating=False)
+    if tokens.dim() != 3 or tokens.size(0) != runs:
+        raise ValueError(f"tokens must have shape (runs, batch, time) with runs = {runs}, got "
+                         f"{describe(tokens)}")
+    check_tokens(tokens.flatten(0, 1), vocab_size, "tokens (runs * batch, time)")
+
+
+def _check_per_model(runs: int, lrs, thresholds, seeds) -> None:
+    """Raise unless lrs, thresholds and seeds are lists of ``runs`` entries: learning rates > 0,
+    thresholds > 0 or None, seeds ints >= 0."""
+    for name, values in (("lrs", lrs), ("thresholds", thresholds), ("seeds", seeds)):
+        if not isinstance(values, (list, tuple)):
+            raise TypeError(f"{name} must be a list, one entry per model, got "
+                            f"{describe(values)}")
+        if len(values) != runs:
+            raise ValueError(f"give one learning rate, threshold and seed per model: {runs} "
+                             f"models, but {name} has {len(values)} entries")
+    _check_positive_numbers(**{f"lrs[{r}]": lr for r, lr in enumerate(lrs)},
+                            **{f"thresholds[{r}]": t for r, t in enumerate(thresholds)})
+    check_int_range(0, None, **{f"seeds[{r}]": seed for r, seed in enumerate(seeds)})
+
+
+def _check_settings(settings) -> None:
+    """Raise unless ``settings`` is a non-empty dict label -> (lr, threshold)."""
+    if not isinstance(settings, dict) or not settings:
+        raise ValueError(f"settings must be a non-empty dict label -> (lr, threshold), got "
+                         f"{describe(settings)}")
+    for label, setting in settings.items():
+        if not (isinstance(setting, (tuple, list)) and len(setting) == 2):
+            raise TypeError(f"settings[{label!r}] must be a pair (lr, threshold), got "
+                            f"{describe(setting)}")
 
 
 def cliff_final_state(w: torch.Tensor, b: torch.Tensor, steps: int = 50, x0: float = 0.5
@@ -25,8 +107,12 @@ def cliff_final_state(w: torch.Tensor, b: torch.Tensor, steps: int = 50, x0: flo
     w and b are tensors of one shape (a grid of parameters, or two scalars); so is the result
     (Chapter 2, "The cliff").
     """
-    if steps < 1:
-        raise ValueError(f"steps must be at least 1, got {steps}")
+    check_tensor(w, "w", "(...)", 0)
+    check_tensor(b, "b", f"{tuple(w.shape)}, the shape of w", 0)
+    if b.shape != w.shape:
+        raise ValueError(f"w and b must have one shape, got {describe(w)} and {describe(b)}")
+    check_positive(steps=steps)
+    check_finite(x0=x0)
     x = torch.full_like(w, x0)
     for _ in range(steps):
         x = w * torch.sigmoid(x) + b
@@ -36,6 +122,7 @@ def cliff_final_state(w: torch.Tensor, b: torch.Tensor, steps: int = 50, x0: flo
 def cliff_loss(w: torch.Tensor, b: torch.Tensor, target: float = 0.7, steps: int = 50
                ) -> torch.Tensor:
     """The squared error (x_steps - target)^2 of :func:`cliff_final_state`, elementwise."""
+    check_finite(target=target)
     return (cliff_final_state(w, b, steps) - target) ** 2
 
 
@@ -53,8 +140,11 @@ def cliff_descent(start: tuple[float, float], lr: float, steps: int,
                   threshold: float | None = None) -> DescentPath:
     """Plain gradient descent on :func:`cliff_loss` from (w, b) = ``start``, in float64; with a
     ``threshold``, each gradient is clipped by :func:`clip_gradient_norm_` first."""
-    if lr <= 0 or steps < 1:
-        raise ValueError(f"lr and steps must be positive, got {lr}, {steps}")
+    if not (isinstance(start, (tuple, list)) and len(start) == 2):
+        raise TypeError(f"start must be a pair (w, b) of numbers, got {describe(start)}")
+    check_finite(**{"start[0]": start[0], "start[1]": start[1]})
+    _check_positive_numbers(lr=lr, threshold=threshold)
+    check_positive(steps=steps)
     limit = math.inf if threshold is None else threshold
     point = torch.tensor(start, dtype=torch.float64, requires_grad=True)
     points, losses, grad_norms = [], [], []
@@ -78,6 +168,10 @@ def classifier_with_recurrent_gain(gain: float, vocab_size: int = 9, embedding_d
     """A tanh Elman RNN classifier whose W_hh is ``gain`` times a random orthogonal matrix, so
     that sigma_max(W_hh) = gain (Chapter 2, "Clipping in training"). Tokens (batch, time) ->
     logits (batch, num_classes); the initialisation depends only on ``seed``."""
+    check_finite(gain=gain)
+    check_positive(vocab_size=vocab_size, embedding_dim=embedding_dim, hidden_size=hidden_size,
+                   num_classes=num_classes)
+    check_int_range(0, None, seed=seed)
     torch.manual_seed(seed)
     core = ElmanRNN(embedding_dim, hidden_size)
     with torch.no_grad():
@@ -96,6 +190,8 @@ def train_sgd(model: nn.Module, make_batch: Callable[[torch.Generator], Batch], 
     :func:`clip_gradient_norm_` when ``threshold`` is given. Records the loss and the gradient
     norm before clipping at every step, and the held-out accuracy at the end.
     """
+    check_model(model, "model", nn.Module)
+    check_callable(make_batch=make_batch)
     return train(model, make_batch, steps, lr, clip_norm=threshold, seed=seed,
                  eval_batches=eval_batches, optimizer_class=torch.optim.SGD,
                  clip=clip_gradient_norm_)
@@ -114,6 +210,7 @@ class SeedRuns(NamedTuple):
 def stacked_parameters(models: list[LastStepClassifier]) -> dict[str, torch.Tensor]:
     """The parameters of same-shaped tanh-RNN classifiers, each stacked along a leading run
     dimension: name -> (runs, *shape), leaf tensors that require gradients."""
+    _check_classifiers(models)
     names = [name for name, _ in models[0].named_parameters()]
     by_model = [dict(model.named_parameters()) for model in models]
     return {name: torch.stack([params[name].detach() for params in by_model]).requires_grad_()
@@ -125,6 +222,7 @@ def stacked_logits(params: dict[str, torch.Tensor], tokens: torch.Tensor) -> tor
     Elman RNN, linear head on the last state) for many runs at once: tokens (runs, batch, time)
     -> logits (runs, batch, classes). Run r uses the parameters ``params[name][r]``; the result
     equals each model's own forward (tests/test_clipping.py)."""
+    _check_stacked_input(params, tokens)
     runs, batch, steps = tokens.shape
     table = params["embedding.weight"]  # (runs, vocab, embedding)
     one_hot = nn.functional.one_hot(tokens.flatten(1), table.size(1)).to(table.dtype)
@@ -159,11 +257,11 @@ def train_sgd_seeds(models: list[LastStepClassifier],
     one batched pass replaces a training loop per run. A run whose gradient is not finite stops
     moving (its norm is recorded as inf). The models themselves are not changed.
     """
+    _check_classifiers(models)
     runs = len(models)
-    if not runs or not len(lrs) == len(thresholds) == len(seeds) == runs:
-        raise ValueError("give one learning rate, threshold and seed per model")
-    if steps < 1 or min(lrs) <= 0:
-        raise ValueError(f"steps and learning rates must be positive, got {steps}, {lrs}")
+    _check_per_model(runs, lrs=lrs, thresholds=thresholds, seeds=seeds)
+    check_callable(make_batch=make_batch)
+    check_positive(steps=steps, eval_batches=eval_batches)
     params = stacked_parameters(models)
     lr = torch.tensor(lrs, dtype=torch.float32)
     limit = torch.tensor([math.inf if t is None else t for t in thresholds])
@@ -201,8 +299,8 @@ def train_settings(settings: dict[str, tuple[float, float | None]], gain: float,
     :func:`classifier_with_recurrent_gain` models of seeds 0 .. seeds - 1 by SGD, every run of
     every setting in one call of :func:`train_sgd_seeds`. Every setting trains the same seeds
     on the same batches. Returns label -> :class:`SeedRuns` with (seeds, ...) tensors."""
-    if seeds < 1:
-        raise ValueError(f"seeds must be at least 1, got {seeds}")
+    _check_settings(settings)
+    check_positive(seeds=seeds)
     plan = [(lr, threshold, seed) for lr, threshold in settings.values() for seed in range(seeds)]
     models = [classifier_with_recurrent_gain(gain, hidden_size=hidden_size, seed=seed)
               for *_, seed in plan]

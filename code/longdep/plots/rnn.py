@@ -4,6 +4,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
+from longdep.plots._checks import check_array, check_length
 from longdep.plots.style import closed_for_display
 
 
@@ -13,7 +14,11 @@ def plot_bptt_contributions(loss_to_step: np.ndarray, step_terms: np.ndarray):
     loss_to_step: (time, time) norms of dL_t/dh_k (zero above the diagonal).
     step_terms: (time,) norms of the immediate term that step k adds to dL/dW_hh.
     """
+    check_array(step_terms, "step_terms", "(time,)", 1)
+    check_array(loss_to_step, "loss_to_step", "(time, time)", 2)
     steps = len(step_terms)
+    check_length(loss_to_step, "loss_to_step", steps, 0)
+    check_length(loss_to_step, "loss_to_step", steps, 1)
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 3.6), width_ratios=(1.15, 1),
                                    layout="constrained")
     masked = np.ma.masked_where(loss_to_step <= 0, loss_to_step)

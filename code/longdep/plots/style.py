@@ -7,6 +7,8 @@ pages; gradient norms go on log axes; every axis says what it measures.
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
+from longdep.plots._checks import check_figure
+
 BOOK_STYLE = {
     "figure.figsize": (6.4, 3.6),
     "figure.dpi": 100,
@@ -41,6 +43,7 @@ def closed_for_display(fig: mpl.figure.Figure) -> mpl.figure.Figure:
     the inline backend when the cell ends, and twice where the backend was activated twice (nbval
     does that), which would make the stored output differ from a fresh run.
     """
+    check_figure(fig)
     plt.close(fig)
     return fig
 

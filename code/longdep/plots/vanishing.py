@@ -4,11 +4,22 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
+from longdep.plots._checks import (
+    check_array,
+    check_array_mapping,
+    check_array_pairs,
+    check_keys,
+    check_length,
+    check_number,
+)
 from longdep.plots.style import _distance_axis, closed_for_display
 
 
 def plot_matrix_powers(norms: np.ndarray, spectral_radius: float, sigma_max: float):
     """Chapter 2's non-normal matrix: ||W^k||_2 against k, beside rho^k and sigma_max^k."""
+    check_array(norms, "norms", "(powers,)", 1)
+    check_number("spectral_radius", spectral_radius, positive=True)
+    check_number("sigma_max", sigma_max, positive=True)
     k = np.arange(len(norms))
     fig, ax = plt.subplots(layout="constrained")
     ax.plot(k, norms, marker="o", markersize=3, label=r"measured $\|W^k\|_2$")
@@ -31,6 +42,12 @@ def plot_regimes(profiles: dict[tuple[str, float], np.ndarray]):
     profiles maps (nonlinearity, s) to the (time,) ratios ||dL/dh_(T-d)|| / ||dL/dh_T||; each
     panel draws one nonlinearity, the bound s^d dashed in the same colour as its measurement.
     """
+    check_array_mapping(profiles, "profiles", "(nonlinearity, s) to ratios (time,)",
+                        "(time,)", 1, allow_inf=True)
+    for key in profiles:
+        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str)):
+            raise TypeError(f"profiles keys must be pairs (nonlinearity, s), got {key!r}")
+        check_number(f"s of profiles[{key!r}]", key[1])
     nonlinearities = list(dict.fromkeys(name for name, _ in profiles))
     fig, axes = plt.subplots(1, len(nonlinearities), figsize=(9.5, 3.8), sharey=True,
                              layout="constrained")
@@ -59,9 +76,19 @@ def plot_input_scales(profiles: dict[float, np.ndarray], sigma_max: float,
     profiles maps an input scale to the (time,) gradient ratios by distance; derivatives maps it
     to the tanh'(a) values of every unit and step, whose histogram shows saturation.
     """
+    colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
+    check_array_mapping(profiles, "profiles", "an input scale to ratios (time,)", "(time,)", 1,
+                        allow_inf=True, most=len(colours))
+    check_array_mapping(derivatives, "derivatives", "an input scale to tanh'(a) values",
+                        "(...)", None)
+    check_keys(derivatives, "derivatives", profiles, "profiles")
+    check_number("sigma_max", sigma_max, positive=True)
+    steps = len(next(iter(profiles.values())))
+    for scale, ratios in profiles.items():
+        check_length(ratios, f"profiles[{scale!r}]", steps)
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 3.8), layout="constrained")
     measured = np.concatenate(list(profiles.values()))
-    colour_of = dict(zip(profiles, mpl.rcParams["axes.prop_cycle"].by_key()["color"]))
+    colour_of = dict(zip(profiles, colours))
     for scale, ratios in profiles.items():
         left.plot(np.arange(len(ratios)), ratios, color=colour_of[scale],
                   label=f"input scale {scale:g}")
@@ -90,6 +117,19 @@ def plot_cliff(w: np.ndarray, b: np.ndarray, loss: np.ndarray, points: dict, los
     loss has shape (len(w), len(b)); points and losses map each path's label to its (w, b) before
     each step and after the last, (steps + 1, 2), and to the loss there, (steps + 1,).
     """
+    check_array(w, "w", "(grid_w,)", 1)
+    check_array(b, "b", "(grid_b,)", 1)
+    check_array(loss, "loss", "(len(w), len(b))", 2, allow_inf=True)
+    check_length(loss, "loss", len(w), 0)
+    check_length(loss, "loss", len(b), 1)
+    check_array_mapping(points, "points", "a label to (w, b) points (steps + 1, 2)",
+                        "(steps + 1, 2)", 2, most=2)
+    check_array_mapping(losses, "losses", "a label to losses (steps + 1,)", "(steps + 1,)", 1,
+                        allow_inf=True)
+    check_keys(points, "points", losses, "losses")
+    for label, path_points in points.items():
+        check_length(path_points, f"points[{label!r}]", 2, 1)
+        check_length(losses[label], f"losses[{label!r}]", len(path_points))
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4), width_ratios=(1.25, 1),
                                       layout="constrained")
     image = left.pcolormesh(w, b, np.log10(loss).T, cmap="viridis", shading="auto",
@@ -132,8 +172,11 @@ def plot_clipping_runs(runs: dict[str, tuple[np.ndarray, np.ndarray]], threshold
     """Chapter 2, clipping in training: per-step loss (left) and gradient norm before clipping
     (right), one colour per setting: the median over seeds (line) and the range from the 10th to
     the 90th percentile (band). runs maps a label to (losses, grad_norms), each (seeds, steps)."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
+    check_array_pairs(runs, "runs", ("losses", "grad_norms"), "(seeds, steps)",
+                      most=len(colours))
+    check_number("threshold", threshold, positive=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     for colour, (label, curves) in zip(colours, runs.items()):
         for ax, values in zip((left, right), curves):
             low, median, high = np.percentile(values, [10, 50, 90], axis=0)
@@ -157,6 +200,13 @@ def plot_mean_field(s_grid: np.ndarray, predicted: np.ndarray, scales: np.ndarra
     """Chapter 2, "The theory that predicts the measurement": the per-step rate of the
     gradient norm against s for W_hh = s Q. predicted is the (len(s_grid),) mean-field curve,
     measured is (len(scales), draws): one point per random Q, the mean of the draws marked."""
+    check_array(s_grid, "s_grid", "(grid,)", 1)
+    check_array(predicted, "predicted", "(len(s_grid),)", 1)
+    check_length(predicted, "predicted", len(s_grid))
+    check_array(scales, "scales", "(scales,)", 1)
+    check_array(measured, "measured", "(len(scales), draws)", 2)
+    check_length(measured, "measured", len(scales))
+    check_number("onset", onset)
     fig, ax = plt.subplots(layout="constrained")
     ax.plot(s_grid, predicted, label=r"mean field $\sqrt{\chi}$")
     for k in range(measured.shape[1]):
