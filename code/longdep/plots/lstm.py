@@ -5,6 +5,8 @@ import numpy as np
 
 from longdep.plots.style import closed_for_display
 
+EXTRA_COLOURS = ["#a0522d", "#9acd32", "#8a2be2"]  # after the style's cycle: brown, green, violet
+
 
 def check_curves(name: str, curves) -> None:
     """Raise a ``TypeError`` unless ``curves`` is a dict of label -> 1-d array."""
@@ -74,10 +76,15 @@ def plot_key_recall_accuracy(distances, accuracies: dict[str, np.ndarray], chanc
         raise ValueError("distances must not be empty")
     if not 0 < chance < 1:
         raise ValueError(f"chance must lie in (0, 1), got {chance!r}")
+    if len(accuracies) > len(plt.rcParams["axes.prop_cycle"]) + len(EXTRA_COLOURS):
+        raise ValueError(f"at most {len(plt.rcParams['axes.prop_cycle']) + len(EXTRA_COLOURS)} "
+                         f"models can get a colour of their own, got {len(accuracies)}")
     fig, ax = plt.subplots(figsize=(7.6, 3.6), layout="constrained")
-    for label, grid in accuracies.items():
+    # the style's cycle, then colours of their own: no two models share one
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"] + EXTRA_COLOURS
+    for colour, (label, grid) in zip(colours, accuracies.items()):
         grid = np.asarray(grid)
-        line, = ax.plot(distances, grid.mean(0), marker="o", label=label)
+        line, = ax.plot(distances, grid.mean(0), marker="o", color=colour, label=label)
         for seed_row in grid:
             ax.plot(distances, seed_row, ".", color=line.get_color(), alpha=0.5, markersize=5)
     if bound is not None:
