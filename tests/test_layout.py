@@ -19,6 +19,7 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 SMOKE = {
     "rnn": "rnn.ElmanRNN(3, 4)(torch.randn(2, 5, 3))",
     "lstm": "lstm.LSTM(3, 4)(torch.randn(2, 5, 3))",
+    "gru": "gru.GRU(3, 4)(torch.randn(2, 5, 3))",
     "attention": "x = torch.randn(2, 5, 8); attention.MultiHeadAttention(8, 2)(x, x, x)",
     "bag": "bag.BagOfTokens(3, 4)(torch.randn(2, 5, 3))",
     "conv": "conv.CausalConvolution(3, 3)(torch.randn(2, 5, 3))",

@@ -185,3 +185,135 @@ def test_sequential_cost_times_every_length_and_checks_them():
     assert all(len(values) == 2 and min(values) > 0 for values in times.values())
     with pytest.raises(ValueError, match="positive divisor of positions=8"):
         sequential_cost(LSTM(2, 3), lengths=[3], positions=8)
+
+
+# Chapter 3's experiment helpers (experiments/lstm.py, experiments/key_recall.py, plots/lstm.py)
+
+from longdep.experiments import key_recall as kr  # noqa: E402
+from longdep.experiments.lstm import (  # noqa: E402
+    cell_path_only,
+    two_step_cell_jacobians,
+    with_forget_bias,
+)
+from longdep.measure.gradients import input_gradient_norms  # noqa: E402
+
+
+def test_with_forget_bias_changes_only_the_forget_slice():
+    base = LSTM(3, 4, forget_bias=1.0)
+    model = with_forget_bias(base, 3.0)
+    assert torch.equal(model.bias_ih[4:8], torch.full((4,), 3.0))
+    assert torch.equal(model.bias_hh[4:8], torch.zeros(4))
+    for name in ("weight_ih", "weight_hh"):
+        assert torch.equal(getattr(model, name), getattr(base, name))
+    keep = torch.ones(16, dtype=torch.bool)
+    keep[4:8] = False
+    assert torch.equal(model.bias_ih[keep], base.bias_ih[keep])
+    assert base.bias_ih[4:8].eq(1.0).all()  # the original is untouched
+
+
+def test_cell_path_only_keeps_values_and_cuts_the_gates_path():
+    seed_everything(11)
+    model = LSTM(3, 5, forget_bias=1.0).double()
+    x = torch.randn(2, 8, 3, dtype=torch.float64)
+    torch.testing.assert_close(cell_path_only(model)(x), model(x)[0], rtol=0, atol=1e-15)
+    cut, full = input_gradient_norms(cell_path_only(model), x), input_gradient_norms(model, x)
+    torch.testing.assert_close(cut[-1], full[-1])  # the last input enters no later gate
+    assert not torch.allclose(cut[:-1], full[:-1])
+    with torch.no_grad():
+        model.weight_hh.zero_()  # no path through h_{t-1}: the truncation changes nothing
+    torch.testing.assert_close(input_gradient_norms(cell_path_only(model), x),
+                               input_gradient_norms(model, x), rtol=1e-12, atol=0)
+
+
+def test_two_step_product_misses_exactly_the_output_gate_path():
+    seed_everything(12)
+    model = LSTM(3, 5, forget_bias=1.0).double()
+    x = torch.randn(4, 2, 3, dtype=torch.float64)
+    c, o = torch.randn(4, 5, dtype=torch.float64), torch.rand(4, 5, dtype=torch.float64)
+    product, exact = two_step_cell_jacobians(model, x, c, o)
+    assert (product - exact).norm() > 1e-4 * exact.norm()
+    with torch.no_grad():
+        model.weight_hh[15:] = 0  # W_ho
+    product, exact = two_step_cell_jacobians(model, x, c, o)
+    torch.testing.assert_close(product, exact, rtol=0, atol=1e-13)
+
+
+def test_key_recall_cores_are_initialised_as_named():
+    orthogonal = kr.orthogonal_tanh_rnn().weight_hh_l0.detach()
+    torch.testing.assert_close(orthogonal @ orthogonal.T, torch.eye(32), rtol=0, atol=1e-5)
+    irnn = kr.identity_relu_rnn()
+    assert irnn.nonlinearity == "relu"
+    assert torch.equal(irnn.weight_hh_l0, torch.eye(32))
+    assert not irnn.bias_hh_l0.any() and not irnn.bias_ih_l0.any()
+    lstm = kr.lstm_with_forget_bias(3.0)
+    assert lstm.bias_ih_l0[32:64].eq(3.0).all() and not lstm.bias_hh_l0[32:64].any()
+    assert isinstance(kr.gru(), nn.GRU) and kr.gru().hidden_size == 32
+    x = torch.randn(2, 5, 16)
+    assert kr.bag_of_tokens()(x).shape == (2, 5, 32)
+
+
+def test_accuracy_word_relative_to_the_order_blind_bound():
+    word = kr.accuracy_word
+    assert word(torch.tensor([0.30, 0.38, 0.34]), bound=0.386) == "blind"
+    assert word(torch.tensor([0.30, 0.38, 0.34])) == "partly"
+    assert word(torch.tensor([0.5, 0.9, 0.9]), bound=0.3) == "mostly"
+    assert word(torch.tensor([0.2, 0.5, 0.45]), bound=0.3) == "partly"
+    assert word(torch.tensor([0.96, 1.0, 0.99]), bound=0.3) == "solved"
+
+
+def test_accuracy_table_prints_the_bound_row_and_its_words():
+    budget = kr.KeyRecallBudget(distances=(5, 10), seeds=(0, 1))
+    grid = torch.tensor([[1.0, 0.2], [1.0, 0.3]], dtype=torch.float64)
+    table = kr.format_accuracy_table({"m": grid}, budget, bound=[0.386, 0.302])
+    assert table.splitlines()[1].split() == ["m", "solved", "blind"]
+    assert table.splitlines()[2].split()[-2:] == ["0.39", "0.30"]
+    with pytest.raises(ValueError, match="one number per distance"):
+        kr.format_accuracy_table({"m": grid}, budget, bound=[0.3])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: kr.key_recall_accuracies(3, 32), TypeError, "make_core must be callable"),
+    (lambda: kr.key_recall_accuracies(kr.gru, 0), ValueError, "core_dim must be at least 1"),
+    (lambda: kr.key_recall_accuracies(kr.gru, 32, budget="b"), TypeError, "KeyRecallBudget"),
+    (lambda: kr.key_recall_accuracies(kr.gru, 32, stop_below=[0.3]), ValueError,
+     "stop_below must be"),
+    (lambda: kr.key_recall_accuracies(kr.gru, 32, stop_below=-2.0), ValueError,
+     "stop_below must be"),
+    (lambda: kr.train_key_recall_seeds(kr.gru, 32, 0, (0,)), ValueError,
+     "distance must be at least 1"),
+    (lambda: kr.key_recall_batches(2.5), TypeError, "distance must be an int"),
+    (lambda: kr.key_recall_classifier("core", 32, 0), TypeError, "core must be"),
+    (lambda: kr.accuracy_word([0.5]), TypeError, "accuracies must be"),
+    (lambda: kr.accuracy_word(torch.tensor([0.5]), solved=0.2), ValueError, "chance_below"),
+    (lambda: kr.format_accuracy_table([]), TypeError, "accuracies must be a non-empty dict"),
+    (lambda: kr.key_recall_transformer(num_layers=0), ValueError, "num_layers"),
+    (lambda: kr.tanh_rnn(budget=None), TypeError, "budget must be a KeyRecallBudget"),
+    (lambda: with_forget_bias(nn.LSTM(2, 3), 1.0), TypeError, "lstm must be"),
+    (lambda: with_forget_bias(LSTM(2, 3), "1"), TypeError, "forget_bias must be a number"),
+    (lambda: cell_path_only(LSTM(2, 3))(torch.randn(1, 4, 3)), ValueError, "x must have"),
+    (lambda: cell_path_only(LSTM(2, 3))(torch.randn(1, 4, 2).double()), TypeError, "dtype"),
+    (lambda: two_step_cell_jacobians(LSTM(2, 3), torch.randn(1, 3, 2), torch.zeros(1, 3),
+                                     torch.zeros(1, 3)), ValueError, "exactly 2 steps"),
+    (lambda: two_step_cell_jacobians(LSTM(2, 3), torch.randn(1, 2, 2), torch.zeros(2, 3),
+                                     torch.zeros(1, 3)), ValueError, "c must be"),
+    (lambda: sequential_cost(LSTM(2, 3), [4], positions=0), ValueError, "positions"),
+    (lambda: sequential_cost(LSTM(2, 3), [], positions=8), TypeError, "lengths"),
+    (lambda: sequential_cost(nn.LSTM(2, 3), [4], positions=8), TypeError, "lstm must be"),
+])
+def test_experiment_helpers_check_their_arguments(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_plots_check_their_arguments():
+    from longdep.plots.lstm import (plot_key_recall_accuracy, plot_lstm_gradients,
+                                    plot_sequential_cost)
+    curve = torch.ones(3).numpy()
+    with pytest.raises(ValueError, match="scaled_model must be a label"):
+        plot_lstm_gradients(range(3), {"a": curve}, {}, {"s = 1": curve}, "b")
+    with pytest.raises(TypeError, match="measured must be a dict"):
+        plot_lstm_gradients(range(3), [curve], {}, {}, "a")
+    with pytest.raises(ValueError, match="chance must lie in"):
+        plot_key_recall_accuracy([5, 10], {"a": torch.ones(2, 2).numpy()}, chance=2, title="t")
+    with pytest.raises(ValueError, match=r"seconds\['a'\] must be a 1-d array"):
+        plot_sequential_cost([4], {"a": [[1.0]]}, positions=4)

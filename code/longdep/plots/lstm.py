@@ -5,52 +5,90 @@ import numpy as np
 
 from longdep.plots.style import closed_for_display
 
+EXTRA_COLOURS = ["#a0522d", "#9acd32", "#8a2be2"]  # after the style's cycle: brown, green, violet
+
+
+def check_curves(name: str, curves) -> None:
+    """Raise a ``TypeError`` unless ``curves`` is a dict of label -> 1-d array."""
+    if not isinstance(curves, dict):
+        raise TypeError(f"{name} must be a dict of label -> array, got {type(curves).__name__}")
+    for label, values in curves.items():
+        if np.ndim(values) != 1:
+            raise ValueError(f"{name}[{label!r}] must be a 1-d array, got shape "
+                             f"{np.shape(values)}")
+
 
 # Chapter 3 figures
-def plot_lstm_gradients(distances: np.ndarray, measured: dict[str, np.ndarray],
-                        forget_products: dict[str, np.ndarray],
-                        scaled: dict[str, np.ndarray]):
+def plot_lstm_gradients(distances, measured: dict[str, np.ndarray],
+                        cell_path: dict[str, np.ndarray], scaled: dict[str, np.ndarray],
+                        scaled_model: str):
     """Chapter 3: ||dL/dx_{T-d}|| against distance d on log axes, in two panels.
 
     Left: ``measured`` curves (one per model) at initialisation, and dashed in the same colour,
-    for the labels also in ``forget_products``, the norm of the product of forget gates scaled to
-    meet the measured curve at d = 0. Right: ``scaled`` curves (an LSTM with larger W_hh).
-    All arrays are indexed by distance, like ``distances``.
+    for the labels also in ``cell_path``, the gradient measured along the cell alone (h_{t-1}
+    detached where it enters the gates). Right: ``scaled`` curves, the model ``scaled_model``
+    of the left panel with larger W_hh; the first of them (s = 1) is that model and keeps its
+    colour, so every model has one colour across both panels. Arrays are indexed by distance.
     """
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4), sharey=True, layout="constrained")
+    check_curves("measured", measured)
+    check_curves("cell_path", cell_path)
+    check_curves("scaled", scaled)
+    if scaled_model not in measured:
+        raise ValueError(f"scaled_model must be a label of measured {list(measured)}, "
+                         f"got {scaled_model!r}")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True,
+                                      layout="constrained")
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for colour, (label, norms) in zip(colours, measured.items()):
-        left.plot(distances, norms, color=colour, label=label)
-        if label in forget_products:
-            product = forget_products[label] * norms[0] / forget_products[label][0]
-            left.plot(distances, product, "--", color=colour, linewidth=1)
+    colour_of = dict(zip(measured, colours))
+    for label, norms in measured.items():
+        left.plot(distances, norms, color=colour_of[label], label=label)
+        if label in cell_path:
+            left.plot(distances, cell_path[label], "--", color=colour_of[label], linewidth=1)
     left.plot([], [], "--", color="0.4", linewidth=1,
-              label=r"dashed: forget gates alone, $\|\prod f_t\|$ (matched at d = 0)")
+              label="dashed: along the cell alone ($h_{t-1}$ detached in the gates)")
     left.set_title("At initialisation")
-    for colour, (label, norms) in zip(colours[len(measured):], scaled.items()):
-        right.plot(distances, norms, color=colour, label=label)
-    right.set_title(r"LSTM, forget bias 1, $W_{hh}$ multiplied by s")
+    others = iter(colours[len(measured):])
+    for k, (label, norms) in enumerate(scaled.items()):
+        right.plot(distances, norms, color=colour_of[scaled_model] if k == 0 else next(others),
+                   label=label)
+    right.set_title(rf"{scaled_model}, $W_{{hh}}$ multiplied by s")
     for ax in (left, right):
         ax.set_yscale("log")
         ax.set_xlabel("distance d between input and loss (steps)")
-        ax.legend(loc="lower left")
-    left.set_ylabel(r"gradient norm $\|\partial L/\partial x_{T-d}\|$")
+        ax.set_ylabel(r"gradient norm $\|\partial L/\partial x_{T-d}\|$")
+        ax.legend(loc="lower left", fontsize="small")
+    right.yaxis.set_tick_params(labelleft=True)
     return closed_for_display(fig)
 
 
 def plot_key_recall_accuracy(distances, accuracies: dict[str, np.ndarray], chance: float,
-                             title: str):
+                             title: str, bound=None):
     """Key-recall accuracy against distance (Chapter 3, reused by later chapters).
 
     accuracies maps a model's name to a (seeds, distances) array: the line is the mean over seeds,
-    the small dots are the seeds. ``chance`` (1 / number of keys) is drawn as a dotted line.
+    the small dots are the seeds. ``chance`` (1 / number of keys) is drawn as a dotted line;
+    ``bound`` (one number per distance, such as the best accuracy of any order-blind model),
+    if given, as a dashed grey line.
     """
+    check_curves("accuracies' means", {k: np.asarray(v, dtype=float).mean(0)
+                                       for k, v in dict(accuracies).items()})
+    if len(distances) == 0:
+        raise ValueError("distances must not be empty")
+    if not 0 < chance < 1:
+        raise ValueError(f"chance must lie in (0, 1), got {chance!r}")
+    if len(accuracies) > len(plt.rcParams["axes.prop_cycle"]) + len(EXTRA_COLOURS):
+        raise ValueError(f"at most {len(plt.rcParams['axes.prop_cycle']) + len(EXTRA_COLOURS)} "
+                         f"models can get a colour of their own, got {len(accuracies)}")
     fig, ax = plt.subplots(figsize=(7.6, 3.6), layout="constrained")
-    for label, grid in accuracies.items():
+    # the style's cycle, then colours of their own: no two models share one
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"] + EXTRA_COLOURS
+    for colour, (label, grid) in zip(colours, accuracies.items()):
         grid = np.asarray(grid)
-        line, = ax.plot(distances, grid.mean(0), marker="o", label=label)
+        line, = ax.plot(distances, grid.mean(0), marker="o", color=colour, label=label)
         for seed_row in grid:
             ax.plot(distances, seed_row, ".", color=line.get_color(), alpha=0.5, markersize=5)
+    if bound is not None:
+        ax.plot(distances, bound, "--", color="0.5", label="best order-blind model (exact)")
     ax.axhline(chance, color="0.4", linestyle=":", label=f"chance ({chance:.3f})")
     ax.set_xscale("log", base=2)
     ax.set_xticks(distances, [str(d) for d in distances])
@@ -65,6 +103,7 @@ def plot_key_recall_accuracy(distances, accuracies: dict[str, np.ndarray], chanc
 
 def plot_sequential_cost(lengths, seconds: dict[str, list[float]], positions: int):
     """Chapter 3: forward time against sequence length T for a fixed amount of work."""
+    check_curves("seconds", seconds)
     fig, ax = plt.subplots(layout="constrained")
     for label, values in seconds.items():
         ax.plot(lengths, 1e3 * np.asarray(values), marker="o", label=label)
