@@ -62,19 +62,24 @@ translations: setup
 		--language zh_CN
 	$(BIN)/python book/_ext/catalog_status.py book/locale/zh_CN/LC_MESSAGES
 
-# The book as a PDF, after `build-only`: a single-page build (it shares the HTML build's
-# .doctrees and jupyter-cache, so nothing is read or executed again) printed by Chromium into
-# the edition's _downloads/, where every page's download menu links to it. An edition is a
-# language and a path: the Chinese edition will add its own single-page build and
-# `print_pdf.py --language zh_CN --out $(BOOK)/_build/html/zh_CN/_downloads/$(PDF)`.
+# The book as a PDF, one per edition, after `build-only` and `build-zh`: a single-page build of
+# each edition (it shares that edition's .doctrees and the one jupyter-cache, so nothing is read
+# or executed again) printed by Chromium into the edition's _downloads/, where every page's
+# download menu links to it: _build/html/_downloads/$(PDF) and _build/html/zh_CN/_downloads/$(PDF).
+ZH_SINGLEHTML = $(BOOK)/_build/zh_CN/_build/singlehtml
 pdf-only:
 	start=$$(date +%s) && \
-	rm -rf $(BOOK)/_build/singlehtml && \
+	rm -rf $(BOOK)/_build/singlehtml $(ZH_SINGLEHTML) && \
 	$(BIN)/jupyter-book build $(BOOK) --builder singlehtml --warningiserror --nitpick \
 		--keep-going && \
 	$(BIN)/python book/_ext/print_pdf.py --language en --config $(BOOK)/_config.yml \
 		--site $(BOOK)/_build/singlehtml --out $(BOOK)/_build/html/_downloads/$(PDF) && \
-	echo "the PDF step took $$(( $$(date +%s) - start )) s"
+	$(BIN)/python $(BOOK)/book/_ext/edition_config.py zh_CN $(ZH_CONFIG) --root $(BOOK) && \
+	$(BIN)/jupyter-book build $(BOOK) --config $(ZH_CONFIG) --path-output $(BOOK)/_build/zh_CN \
+		--builder singlehtml --warningiserror --nitpick --keep-going && \
+	$(BIN)/python book/_ext/print_pdf.py --language zh_CN --config $(ZH_CONFIG) \
+		--site $(ZH_SINGLEHTML) --out $(BOOK)/_build/html/zh_CN/_downloads/$(PDF) && \
+	echo "the PDF step (both editions) took $$(( $$(date +%s) - start )) s"
 
 # Unit tests, nbval (strict) over every chapter, the build-failure checks; nbval (strict) again
 # with torch's unvectorised kernels, whose last bits differ (DESIGN.md, "True on every machine");
