@@ -139,6 +139,9 @@ def cjk_faces(text: str, folder: Path, language: str) -> str:
         re.sub(r"\s", "", text) if language.startswith("zh") else CJK_TEXT.findall(text))))
     if not CJK_TEXT.search(characters):
         return ""
+    # The CJK face's single quotation marks are full-width: an English "PyTorch’s" (there is
+    # English text in the Chinese edition) would read "PyTorch’ s". They stay in the Latin face.
+    characters = characters.replace("\u2018", "").replace("\u2019", "")
     rules = []
     for weight, style, weights in (("regular", "Regular", "100 549"), ("bold", "Bold", "550 900")):
         found = subprocess.run(
