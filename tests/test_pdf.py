@@ -27,8 +27,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "book" / "_ext"))
-from edition_config import edition_config  # noqa: E402 (the book's own extension folder)
-from print_pdf import LABELS  # noqa: E402
+from edition_config import edition_config  # the book's own extensions, from book/_ext
+from print_pdf import LABELS
 
 PDF_NAME = "transformer-0-to-1.pdf"
 # An edition: its language and its HTML root; its PDF is <root>/_downloads/PDF_NAME.

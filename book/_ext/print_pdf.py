@@ -146,7 +146,7 @@ def cjk_faces(text: str, folder: Path, language: str) -> str:
     for weight, style, weights in (("regular", "Regular", "100 549"), ("bold", "Bold", "550 900")):
         found = subprocess.run(
             ["fc-match", "--format", "%{family}\n%{file}\n%{index}", f"{CJK_FACE}:{weight}"],
-            capture_output=True, text=True) if shutil.which("fc-match") else None
+            capture_output=True, text=True, check=False) if shutil.which("fc-match") else None
         lines = found.stdout.splitlines() if found and found.returncode == 0 else []
         if len(lines) != 3 or CJK_FACE not in lines[0].split(","):
             print(f"print_pdf: no {CJK_FACE} {style} found (Debian's fonts-noto-cjk): Chinese "
