@@ -9,8 +9,8 @@ CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 
 PDF := transformer-0-to-1.pdf
 
-.PHONY: book build-only build-zh pdf-only translations test test-notebooks test-build notebooks \
-	setup clean
+.PHONY: book build-only build-zh pdf-only pdf-en pdf-zh translations test test-notebooks \
+	test-build notebooks setup clean
 
 
 setup: $(INSTALLED)
@@ -63,19 +63,31 @@ translations: setup
 		--language zh_CN
 	$(BIN)/python book/_ext/catalog_status.py book/locale/zh_CN/LC_MESSAGES
 
-# The book as a PDF, after `build-only`: a single-page build (it shares the HTML build's
-# .doctrees and jupyter-cache, so nothing is read or executed again) printed by Chromium into
-# the edition's _downloads/, where every page's download menu links to it. An edition is a
-# language and a path: the Chinese edition will add its own single-page build and
-# `print_pdf.py --language zh_CN --out $(BOOK)/_build/html/zh_CN/_downloads/$(PDF)`.
+# The book as a PDF, one per edition, after `build-only` and `build-zh`: a single-page build of
+# each edition (it shares that edition's .doctrees and the one jupyter-cache, so nothing is read
+# or executed again) printed by Chromium into the edition's _downloads/, where every page's
+# download menu links to it: _build/html/_downloads/$(PDF) and _build/html/zh_CN/_downloads/$(PDF).
+# The two editions are printed side by side (each is mostly one process waiting on another:
+# Sphinx on its pickles, Python on Chromium); -O keeps each one's log in one piece.
+ZH_SINGLEHTML = $(BOOK)/_build/zh_CN/_build/singlehtml
 pdf-only:
 	start=$$(date +%s) && \
-	rm -rf $(BOOK)/_build/singlehtml && \
-	$(BIN)/jupyter-book build $(BOOK) --builder singlehtml --warningiserror --nitpick \
-		--keep-going && \
+	$(BIN)/python $(BOOK)/book/_ext/edition_config.py zh_CN $(ZH_CONFIG) --root $(BOOK) && \
+	$(MAKE) --no-print-directory -j2 -Otarget pdf-en pdf-zh && \
+	echo "the PDF step (both editions) took $$(( $$(date +%s) - start )) s"
+
+pdf-en:
+	rm -rf $(BOOK)/_build/singlehtml
+	$(BIN)/jupyter-book build $(BOOK) --builder singlehtml --warningiserror --nitpick --keep-going
 	$(BIN)/python book/_ext/print_pdf.py --language en --config $(BOOK)/_config.yml \
-		--site $(BOOK)/_build/singlehtml --out $(BOOK)/_build/html/_downloads/$(PDF) && \
-	echo "the PDF step took $$(( $$(date +%s) - start )) s"
+		--site $(BOOK)/_build/singlehtml --out $(BOOK)/_build/html/_downloads/$(PDF)
+
+pdf-zh:
+	rm -rf $(ZH_SINGLEHTML)
+	$(BIN)/jupyter-book build $(BOOK) --config $(ZH_CONFIG) --path-output $(BOOK)/_build/zh_CN \
+		--builder singlehtml --warningiserror --nitpick --keep-going
+	$(BIN)/python book/_ext/print_pdf.py --language zh_CN --config $(ZH_CONFIG) \
+		--site $(ZH_SINGLEHTML) --out $(BOOK)/_build/html/zh_CN/_downloads/$(PDF)
 
 # Everything, on both cores: nbval (strict) over every chapter, as is and then with torch's
 # unvectorised kernels, whose last bits differ (DESIGN.md, "True on every machine"), runs beside

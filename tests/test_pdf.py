@@ -1,9 +1,11 @@
 """The book's PDF, as `make book` writes it: checked with poppler's command-line tools.
 
-For each edition: the PDF opens and has a book's length, A4 pages with page numbers; its text holds
-every page's title and the same glued numbers as the HTML site, and no raw TeX; every figure of
-the site is in it; every font is embedded; the contents link inside the PDF; its pages are light;
-and every page of the site links to it. Run `make book` first (`make test` does).
+For each edition (English, 简体中文): the PDF opens and has a book's length, A4 pages with page
+numbers; its title page names the edition's title; its text holds every page's title as that
+edition's HTML has it and the same glued numbers as that HTML, and no raw TeX; every figure of
+the site is in it; every font is embedded, CJK ones in the Chinese PDF; the contents link inside
+the PDF; its pages are light; and every page of the edition links to the edition's own PDF.
+Run `make book` first (`make test` does).
 
 The tools are Debian's `poppler-utils` (pdfinfo, pdftotext, pdfimages, pdffonts, pdftoppm).
 Without them, or without a built PDF, the tests skip, saying why; with CI=true or
@@ -15,19 +17,27 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "book" / "_ext"))
+from edition_config import edition_config  # the book's own extensions, from book/_ext
+from print_pdf import LABELS
+
 PDF_NAME = "transformer-0-to-1.pdf"
-# An edition: its language, its HTML root, its PDF. The Chinese edition (_build/html/zh_CN/)
-# adds a line here when it exists.
+# An edition: its language and its HTML root; its PDF is <root>/_downloads/PDF_NAME.
 EDITIONS = {
     "en": REPO / "_build" / "html",
+    "zh_CN": REPO / "_build" / "html" / "zh_CN",
 }
+# The font families a Chinese PDF may draw its Chinese text in (print.css asks for the first).
+CJK_FONT = re.compile(r"CJK|SourceHan|PingFang|HiraginoSans|YaHei", re.IGNORECASE)
 POPPLER = ("pdfinfo", "pdftotext", "pdfimages", "pdffonts", "pdftoppm")
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname")
 MIN_PAGES = 60
@@ -51,13 +61,25 @@ def poppler():
                      "(`apt-get install -y poppler-utils`)")
 
 
+class Edition(NamedTuple):
+    language: str
+    site: Path
+    pdf: Path
+    config: dict  # the edition's _config.yml, as the build used it
+
+
+def edition_settings(language: str) -> dict:
+    english = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    return english if language == "en" else edition_config(english, language, REPO)
+
+
 @pytest.fixture(params=sorted(EDITIONS), scope="session")
 def edition(request):
     site = EDITIONS[request.param]
     pdf = site / "_downloads" / PDF_NAME
     if not pdf.exists():
         skip_or_fail(f"no PDF at {pdf}: run `make book` first")
-    return site, pdf
+    return Edition(request.param, site, pdf, edition_settings(request.param))
 
 
 def run(*command) -> str:
@@ -105,11 +127,11 @@ def title_of(site: Path, page: str) -> str:
 
 
 def test_the_pdf_opens_as_a_book(edition):
-    _, pdf = edition
+    pdf = edition.pdf
     info = run("pdfinfo", str(pdf))
     pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
     assert pages >= MIN_PAGES, f"only {pages} pages"
-    title = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))["title"]
+    title = edition.config["title"]
     assert re.search(rf"^Title:\s+{re.escape(title)}$", info, re.MULTILINE), info
     # A4 (595 x 842 points), every page.
     sizes = run("pdfinfo", "-f", "1", "-l", str(pages), str(pdf))
@@ -117,15 +139,22 @@ def test_the_pdf_opens_as_a_book(edition):
 
 
 def test_the_title_page_names_title_author_and_date(edition):
-    _, pdf = edition
-    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    # The edition's own title (the Chinese one from the configuration edition_config.py writes).
+    pdf, config = edition.pdf, edition.config
     first = run("pdftotext", "-enc", "UTF-8", "-f", "1", "-l", "1", str(pdf), "-")
-    assert config["title"] in first and config["author"] in first
-    assert re.search(r"\b20\d\d\b", first), f"no date on the title page: {first!r}"
+    assert squeezed(config["title"]) in squeezed(first), f"no title on the title page: {first!r}"
+    assert config["author"] in first, f"no author on the title page: {first!r}"
+    assert re.search(r"20\d\d", first), f"no date on the title page: {first!r}"
+
+
+def test_the_contents_page_is_in_the_editions_language(edition):
+    second = run("pdftotext", "-enc", "UTF-8", "-f", "2", "-l", "2", str(edition.pdf), "-")
+    heading = LABELS[edition.language]["contents"]
+    assert second.lstrip().startswith(heading), f"page 2 is not the contents: {second[:200]!r}"
 
 
 def test_every_page_is_numbered(edition):
-    _, pdf = edition
+    pdf = edition.pdf
     info = run("pdfinfo", str(pdf))
     pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
     for number in (2, pages // 2, pages):
@@ -136,7 +165,7 @@ def test_every_page_is_numbered(edition):
 
 
 def test_every_page_title_is_in_the_pdf(edition):
-    site, pdf = edition
+    site, pdf = edition.site, edition.pdf
     text = squeezed(pdf_text(pdf))
     for page in book_pages():
         title = title_of(site, page)
@@ -144,7 +173,7 @@ def test_every_page_title_is_in_the_pdf(edition):
 
 
 def test_the_contents_link_inside_the_pdf(edition):
-    site, pdf = edition
+    site, pdf = edition.site, edition.pdf
     destinations = run("pdfinfo", "-dests", str(pdf))
     for page in book_pages()[1:]:
         section_id = re.search(r'<section[^>]* id="([^"]+)"', article(page_html(site, page)))
@@ -152,7 +181,7 @@ def test_the_contents_link_inside_the_pdf(edition):
 
 
 def test_glued_numbers_equal_the_sites(edition):
-    site, pdf = edition
+    site, pdf = edition.site, edition.pdf
     text = squeezed(pdf_text(pdf))
     glued = set()
     for page in book_pages():
@@ -165,7 +194,7 @@ def test_glued_numbers_equal_the_sites(edition):
 
 
 def test_no_raw_tex_in_the_pdf(edition):
-    _, pdf = edition
+    pdf = edition.pdf
     raw = RAW_TEX.findall(pdf_text(pdf))
     assert not raw, f"raw TeX in the PDF: {raw[:5]}"
 
@@ -173,7 +202,7 @@ def test_no_raw_tex_in_the_pdf(edition):
 def test_every_figure_is_in_the_pdf(edition):
     # MathJax draws math with fonts, not images, and print.css removes shadows (which Chromium
     # would print as images): the PDF's images are the site's figures, one for one.
-    site, pdf = edition
+    site, pdf = edition.site, edition.pdf
     figures = sum(len(re.findall(r"<img\b", article(page_html(site, page))))
                   for page in book_pages())
     assert figures >= 10
@@ -183,7 +212,7 @@ def test_every_figure_is_in_the_pdf(edition):
 
 
 def test_every_font_is_embedded(edition):
-    _, pdf = edition
+    pdf = edition.pdf
     header, dashes, *rows = run("pdffonts", str(pdf)).splitlines()
     # Columns are fixed-width, as wide as the runs of dashes under the header.
     spans = [m.span() for m in re.finditer(r"-+", dashes)]
@@ -192,10 +221,15 @@ def test_every_font_is_embedded(edition):
     assert rows, "no fonts in the PDF"
     not_embedded = [row for row in rows if row[slice(*spans[emb])].strip() != "yes"]
     assert not not_embedded, "fonts not embedded:\n" + "\n".join(not_embedded)
+    if edition.language.startswith("zh"):
+        # The Chinese text is drawn in an embedded CJK face (fonts-noto-cjk), not a fallback.
+        name = names.index("name")
+        cjk = [row for row in rows if CJK_FONT.search(row[slice(*spans[name])])]
+        assert cjk, "no CJK font in the Chinese PDF:\n" + "\n".join(rows)
 
 
 def test_pages_are_light_even_for_a_dark_mode_reader(edition, tmp_path):
-    _, pdf = edition
+    pdf = edition.pdf
     # A chapter's first page, rendered small in grey: a light page averages close to white.
     text = pdf_text(pdf).split("\f")
     chapter_page = next(i for i, page in enumerate(text, 1) if page.lstrip().startswith("1. "))
@@ -207,7 +241,7 @@ def test_pages_are_light_even_for_a_dark_mode_reader(edition, tmp_path):
 
 
 def test_every_page_links_to_the_pdf(edition):
-    site, pdf = edition
+    site, pdf = edition.site, edition.pdf
     for page in book_pages():
         links = re.findall(r'href="([^"]*_downloads/[^"]*\.pdf)"', page_html(site, page))
         assert links, f"{page} has no link to the book's PDF"
@@ -216,8 +250,8 @@ def test_every_page_links_to_the_pdf(edition):
 
 
 def test_every_chinese_page_links_to_a_pdf_that_exists():
-    """Until the Chinese edition has its own PDF, its pages offer the English one; a link to a
-    PDF that was never printed would be a dead link on every Chinese page."""
+    """A link to a PDF that was never printed would be a dead link on every Chinese page (the
+    test above, for the zh_CN edition, checks that the link is to the Chinese PDF)."""
     site = REPO / "_build" / "html" / "zh_CN"
     if not site.exists():
         skip_or_fail("no Chinese edition in _build/html/zh_CN: run make book first")

@@ -5,8 +5,8 @@
 Every page of the HTML site gets a "Book (.pdf)" entry in sphinx-book-theme's download dropdown,
 next to the theme's own ".pdf" (which prints only the page being read). Each edition links to
 the PDF in its own root, so a Chinese edition at ``_build/html/zh_CN/`` links to its own PDF;
-``book_pdf_root`` (a path relative to the edition's root) points an edition without a PDF of its
-own at another edition's, as the Chinese edition does until its PDF is printed.
+``book_pdf_root`` (a path relative to the edition's root, empty by default) could point an
+edition without a PDF of its own at another edition's; both editions now have their own.
 """
 
 import posixpath

@@ -25,10 +25,10 @@ EDITIONS = {
             # sphinx-togglebutton's hints (the solutions' dropdowns) are settings, not messages.
             "togglebutton_hint": "点击显示",
             "togglebutton_hint_hide": "点击隐藏",
-            # No Chinese PDF is printed yet (issue 15): the download menu offers the English one.
-            "book_pdf_root": "..",
-            "book_pdf_label": "全书 PDF（英文版）",
-            "book_pdf_tooltip": "下载全书的 PDF（英文版；中文版 PDF 尚未提供）",
+            # The download menu's entry for this edition's own PDF (print_pdf.py --language
+            # zh_CN, into _build/html/zh_CN/_downloads/), which book_pdf.py links to.
+            "book_pdf_label": "全书 PDF",
+            "book_pdf_tooltip": "下载全书的 PDF",
         },
     },
 }

@@ -2,6 +2,11 @@
 
     python book/_ext/print_pdf.py --site _build/singlehtml --language en \
         --out _build/html/_downloads/transformer-0-to-1.pdf
+    python book/_ext/print_pdf.py --site _build/zh_CN/_build/singlehtml --language zh_CN \
+        --config _build/_config.zh_CN.yml --out _build/html/zh_CN/_downloads/transformer-0-to-1.pdf
+
+An edition is a language (the title page's and contents' words, LABELS below; print.css sets
+the Chinese edition in a CJK face) and a configuration (its title, author and web address).
 
 The approach of jupyter-book's ``pdfhtml`` builder, which cannot find Debian's Chromium by
 itself: Playwright for Python drives the system's Chromium (``executable_path``; set
@@ -11,6 +16,12 @@ reader's system prefers. Before printing, the page gets a title page (title and 
 _config.yml, the date), a table of contents whose entries link inside the PDF, every collapsed
 block opened, and print.css (beside this file: no site navigation, code wrapped, no figure split
 across pages). Chromium adds the page numbers (a footer).
+
+Chinese text is set in Noto Sans CJK SC (Debian's fonts-noto-cjk), all of the Chinese edition's
+text and the English edition's Chinese terms. Chromium's PDF backend (Skia) embeds TrueType
+outlines as named CID fonts but draws CFF ones, which every Noto CJK font is, as anonymous Type 3
+glyph procedures, so the page gets a TrueType copy of the face, subset to the characters it
+uses (fontTools, pinned in requirements.txt): `cjk_faces` below.
 
 Any JavaScript error, failed request, MathJax error, or code, figure, table or equation wider
 than the page fails the print: a PDF with broken math or cut lines is never written silently. Without Chromium it writes no PDF and says so; with CI=true or
@@ -22,8 +33,10 @@ import datetime
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
+from html import unescape
 from pathlib import Path
 
 import yaml
@@ -58,20 +71,110 @@ def chromium_path() -> str | None:
     return None
 
 
-def single_page(site: Path) -> tuple[Path, str]:
+# The CJK face, looked up with fontconfig; print.css asks for it under PRINT_CJK_FAMILY.
+CJK_FACE = "Noto Sans CJK SC"
+PRINT_CJK_FAMILY = "Print CJK"
+CJK_TEXT = re.compile(r"[\u2e80-\u2fff\u3000-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
+
+
+def text_of_page(html: str) -> str:
+    body = html.split("<body", 1)[-1]
+    body = re.sub(r"<(script|style)\b.*?</\1>", "", body, flags=re.DOTALL | re.IGNORECASE)
+    return unescape(re.sub(r"<[^>]+>", " ", body))
+
+
+def truetype_copy(source: str, index: int, characters: str, out: Path) -> None:
+    """`source`'s face number `index`, subset to `characters`, its CFF outlines as TrueType's."""
+    from fontTools import subset
+    from fontTools.pens.cu2quPen import Cu2QuPen
+    from fontTools.pens.ttGlyphPen import TTGlyphPen
+    from fontTools.ttLib import TTFont, newTable
+
+    font = TTFont(source, fontNumber=index, lazy=True)
+    options = subset.Options()
+    options.name_IDs = ["*"]
+    options.notdef_outline = True
+    # Kerning (of the Latin letters) only: vertical, traditional and other forms of the Chinese
+    # ones would double the glyphs to convert, for a horizontal, simplified text.
+    options.layout_features = ["kern"]
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text=characters)
+    subsetter.subset(font)
+    if "CFF " in font:
+        order = font.getGlyphOrder()
+        glyphs = font.getGlyphSet()
+        glyf = newTable("glyf")
+        glyf.glyphOrder, glyf.glyphs = order, {}
+        for name in order:
+            pen = TTGlyphPen(glyphs)
+            # Cubic to quadratic curves within 1 unit of 1000; CFF contours run the other way.
+            glyphs[name].draw(Cu2QuPen(pen, 1.0, reverse_direction=True))
+            glyf.glyphs[name] = pen.glyph()
+        font["glyf"], font["loca"] = glyf, newTable("loca")
+        del font["CFF "]
+        if "VORG" in font:
+            del font["VORG"]
+        maxp = font["maxp"]
+        maxp.tableVersion = 0x00010000
+        for field in ("maxZones", "maxTwilightPoints", "maxStorage", "maxFunctionDefs",
+                      "maxInstructionDefs", "maxStackElements", "maxSizeOfInstructions",
+                      "maxComponentElements"):
+            setattr(maxp, field, 0)
+        maxp.maxZones = 1
+        font["head"].glyphDataFormat = 0
+        font["post"].formatType = 3.0
+        font.sfntVersion = "\x00\x01\x00\x00"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    font.save(str(out))
+
+
+def cjk_faces(text: str, folder: Path, language: str) -> str:
+    """@font-face rules for CJK_FACE as TrueType, regular and bold, subset to `text`.
+
+    The Chinese edition is set in the face throughout (its Latin letters too, which match its
+    Chinese), so the subset holds every character of the page; the English edition uses it for
+    its Chinese characters alone. No Chinese text, or no such face installed: no rules.
+    """
+    characters = "".join(sorted(set(
+        re.sub(r"\s", "", text) if language.startswith("zh") else CJK_TEXT.findall(text))))
+    if not CJK_TEXT.search(characters):
+        return ""
+    # The CJK face's single quotation marks are full-width: an English "PyTorch’s" (there is
+    # English text in the Chinese edition) would read "PyTorch’ s". They stay in the Latin face.
+    characters = characters.replace("\u2018", "").replace("\u2019", "")
+    rules = []
+    for weight, style, weights in (("regular", "Regular", "100 549"), ("bold", "Bold", "550 900")):
+        found = subprocess.run(
+            ["fc-match", "--format", "%{family}\n%{file}\n%{index}", f"{CJK_FACE}:{weight}"],
+            capture_output=True, text=True, check=False) if shutil.which("fc-match") else None
+        lines = found.stdout.splitlines() if found and found.returncode == 0 else []
+        if len(lines) != 3 or CJK_FACE not in lines[0].split(","):
+            print(f"print_pdf: no {CJK_FACE} {style} found (Debian's fonts-noto-cjk): Chinese "
+                  "text is printed in whatever face the system falls back to")
+            return ""
+        copy = folder / "_print_fonts" / f"{CJK_FACE.replace(' ', '')}-{style}.ttf"
+        truetype_copy(lines[1], int(lines[2]), characters, copy)
+        rules.append(f'@font-face {{ font-family: "{PRINT_CJK_FAMILY}"; font-weight: {weights}; '
+                     f'src: url("{copy.relative_to(folder).as_posix()}") format("truetype"); }}')
+    return "\n".join(rules) + "\n"
+
+
+def single_page(site: Path, language: str, added_text: str) -> tuple[Path, str]:
     """The page to print, at the build's root, and the single page's own path in the build.
 
     With the root document in a folder (book/intro), Sphinx's singlehtml builder writes the page
     to book/intro.html but computes its links (_static/, _images/, book/intro.html#label) from
     the build's root, where index.html only redirects to it. A copy at the root loads them. The
     copy carries print.css and the light theme from the start, so the page is laid out once.
+    `added_text` is what PREPARE_PAGE will add (title page, contents heading), for the CJK face.
     """
     index = site / "index.html"
     text = index.read_text(encoding="utf-8")
     redirect = re.search(r'http-equiv="Refresh"\s+content="0;\s*url=([^"]+)"', text, re.IGNORECASE)
     own = redirect.group(1) if redirect else "index.html"
     html = (site / own).read_text(encoding="utf-8")
-    css = (HERE / "print.css").read_text(encoding="utf-8")
+    css = cjk_faces(text_of_page(html) + added_text, site, language) + (HERE / "print.css").read_text(
+        encoding="utf-8")
     html = re.sub(r"<html([^>]*)>", r'<html\1 data-theme="light" data-mode="light">', html, count=1)
     html = html.replace("</head>", f"<style>\n{css}</style>\n</head>", 1)
     copy = site / "_print.html"
@@ -208,7 +311,9 @@ def print_pdf(site: Path, out: Path, language: str, config_path: Path) -> dict |
 
     config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
     labels = LABELS.get(language, LABELS["en"])
-    page_path, own_path = single_page(site)
+    date = edition_date(language)
+    page_path, own_path = single_page(site, language, " ".join(
+        [config.get("title", ""), config.get("author", ""), date, *labels.values()]))
     chromium = chromium_path()
     if chromium is None:
         message = ("Chromium not found: `apt-get install -y chromium` (Debian's package), or "
@@ -251,7 +356,7 @@ def print_pdf(site: Path, out: Path, language: str, config_path: Path) -> dict |
             problems.append(f"images that did not load: {found['brokenImages'][:5]}")
         found["chapters"] = page.evaluate(PREPARE_PAGE, {
             "title": config.get("title", ""), "author": config.get("author", ""),
-            "date": edition_date(language), "online": labels["online"],
+            "date": date, "online": labels["online"],
             "baseurl": (config.get("html") or {}).get("baseurl", ""),
             "contents": labels["contents"], "language": language, "ownPath": own_path,
         })
