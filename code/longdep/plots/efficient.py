@@ -144,7 +144,7 @@ def plot_mqar(pair_counts: list[int], accuracies: dict[str, np.ndarray], chance:
     pairs = np.asarray(pair_counts, dtype=float)
     for name, grid in accuracies.items():
         grid = np.asarray(grid, dtype=float)
-        (line,) = ax.plot(pairs, grid.mean(axis=0), "o-", label=f"{name} (mean of seeds)")
+        (line,) = ax.plot(pairs, grid.mean(axis=0), "o-", label=name)
         ax.fill_between(pairs, grid.min(axis=0), grid.max(axis=0), color=line.get_color(),
                         alpha=0.2, lw=0)
     ax.axhline(chance, color="grey", lw=0.9, ls="--", label=f"chance ({chance:g})")
@@ -152,8 +152,8 @@ def plot_mqar(pair_counts: list[int], accuracies: dict[str, np.ndarray], chance:
     ax.set_xticks(pairs, [f"{p:g}" for p in pair_counts])
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("key-value pairs to remember")
-    ax.set_ylabel("held-out accuracy on the queries")
+    ax.set_ylabel("held-out accuracy on the queries\n(line: mean of seeds, band: range)")
     ax.set_title(f"multi-query associative recall, one layer of width {width}")
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(0.0, 0.64))
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(0.0, 0.62))
     return closed_for_display(fig)
 
