@@ -25,7 +25,14 @@ from longdep.experiments.efficient import (
     summary_model,
     summary_table,
     training_core,
+    gradient_path_factors,
+    state_transition_factors,
+    key_recall_accuracy,
+    ORDER_BLIND,
+    big_o,
+    decoding_costs,
 )
+from longdep.models.bag import BagOfTokens
 from longdep.measure.cost import (
     crossover_length,
     fitted_exponent,
@@ -421,7 +428,7 @@ def test_random_mask_path_lengths_measure_independent_masks():
     assert lengths == [masked_path_length(bigbird_mask(64, 8, [], 2, replay)) for _ in range(9)]
     assert max(lengths) <= math.ceil(63 / 7)  # random links only add paths to the window's
     assert random_mask_path_lengths(33, 5, [16], 0, draws=3) == [2, 2, 2]
-    with pytest.raises(ValueError, match="draws must be at least 1"):
+    with pytest.raises(ValueError, match="draws must be an int of at least 1"):
         random_mask_path_lengths(8, 2, [], 1, draws=0)
 
 
@@ -481,12 +488,68 @@ def test_training_cores_are_the_torch_twins_of_the_recurrent_models():
 
 def test_summary_table_shows_measures_as_text_and_html():
     measures = {"model A": ModelMeasures(cost_exponent=1.98, depths=[5, 5, 5],
-                                         path_lengths=[4, 8, 16], gradient_ratio=0.0,
-                                         key_recall="solved")}
-    table = summary_table(measures, [4, 8, 16], distance=3)
+                                         path_lengths=[4, 8, 16], gradient_factors=17,
+                                         gradient_ratio=0.0, gradient_ratio_from_one=0.25,
+                                         key_recall="solved", pairs_recalled="8")}
+    table = summary_table(measures, [4, 8, 16], distance=3, mqar_width=16)
     text = repr(table)
     assert "O(T²) (1.98)" in text and "16, O(T)" in text and "0 (exactly)" in text
-    assert "solved" in text
+    assert "solved" in text and "2.5e-01" in text and " 17 " in text
+    assert "pairs recalled at width 16" in text and "(to d = 1)" in text
+    assert "pairs recalled" not in repr(summary_table(measures, [4, 8, 16], distance=3))
+    with pytest.raises(TypeError, match="measures must be"):
+        summary_table({"model A": "solved"}, [4, 8, 16], distance=3)
+    with pytest.raises(ValueError, match="distance must be"):
+        summary_table(measures, [4, 8, 16], distance=0)
     assert "<td>O(1)</td>" in table._repr_html_() and "path length at T = 16" in text
     with pytest.raises(ValueError, match="one cell per column"):
         Table(["a", "b"], [["1"]])
+
+
+def test_gradient_path_factors_put_steps_and_layers_on_one_scale():
+    shape = ModelShape(width=8, d_ff=8, window=4, state_size=2)
+    factors = {name: gradient_path_factors(name, 12, shape) for name in BOOK_MODELS}
+    assert factors["tanh RNN"] == factors["LSTM"] == factors["selective SSM"] == 12
+    assert factors["Transformer (softmax attention)"] == factors["linear attention"] == 1
+    assert factors["sliding-window attention"] == path_length("sliding-window attention", 12,
+                                                              shape) > 1
+    assert state_transition_factors("selective SSM", 12, shape) == 11
+    with pytest.raises(ValueError, match="steps must be an int of at least 2"):
+        state_transition_factors("LSTM", 1, shape)
+    with pytest.raises(ValueError, match="model must be one of"):
+        gradient_path_factors("GRU", 12, shape)
+
+
+def test_the_order_blind_control_trains_on_key_recall_and_other_names_raise():
+    core = training_core(ORDER_BLIND)
+    assert isinstance(core, BagOfTokens)
+    with pytest.raises(ValueError, match="name must be one of"):
+        key_recall_accuracy("GRU", 5)
+    with pytest.raises(ValueError, match="distance must be an int"):
+        key_recall_accuracy(ORDER_BLIND, 0)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: attention_call("softmax", 0), ValueError, "length must be an int of at least 1"),
+    (lambda: attention_call("linear", 8, features=2.5), ValueError, "features must be an int"),
+    (lambda: attention_costs([]), ValueError, "lengths must hold at least 1 ints"),
+    (lambda: attention_costs("32"), TypeError, "lengths must be a sequence of ints"),
+    (lambda: attention_seconds([8], repeats=0), ValueError, "repeats must be an int"),
+    (lambda: crossover_phrase([8], [1.0], [2.0]), ValueError, "lengths must hold at least 2"),
+    (lambda: crossover_phrase([8, 16], [1.0], [2.0, 3.0]), ValueError,
+     "first and second must hold one value per length"),
+    (lambda: performer_errors(*torch.randn(3, 1, 4, 2), [], draws=1), ValueError,
+     "feature_counts must hold at least 1"),
+    (lambda: summary_model("LSTM", shape={}), TypeError, "shape must be a ModelShape"),
+    (lambda: summary_model("LSTM", input_size=0), ValueError, "input_size must be an int"),
+    (lambda: sequential_depths("GRU", [4]), ValueError, "model must be one of"),
+    (lambda: gradient_ratios("LSTM", 1), ValueError, "steps must be an int of at least 2"),
+    (lambda: recall_outcome(1.5, 0.125), ValueError, "accuracy must be between 0 and 1"),
+    (lambda: recall_outcome(0.5, 0.0), ValueError, "chance must be between 0 and 1"),
+    (lambda: key_out_of_reach("LSTM", 0), ValueError, "distance must be an int of at least 1"),
+    (lambda: big_o(2), TypeError, "label must be a str"),
+    (lambda: decoding_costs([1, 4]), ValueError, "lengths must hold at least 1 ints of at least 2"),
+])
+def test_public_functions_check_their_arguments(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

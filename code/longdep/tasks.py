@@ -36,3 +36,42 @@ def key_recall_batch(
     keys_and_distractors = torch.randint(0, num_keys, (batch_size, distance), generator=generator)
     query = torch.full((batch_size, 1), vocab_size - 1)
     return torch.cat([keys_and_distractors, query], dim=1), keys_and_distractors[:, 0]
+
+
+def mqar_batch(
+    batch_size: int,
+    num_pairs: int,
+    num_keys: int = 32,
+    num_values: int = 16,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch of multi-query associative recall (MQAR, Arora et al. 2023): remember
+    ``num_pairs`` key-value pairs, then answer a query for each key (Chapter 6, "The price of a
+    fixed state: multi-query associative recall").
+
+    Each sequence has ``num_pairs`` pair steps followed by ``num_pairs`` query steps, and every
+    step carries two ids, (key, value). A pair step holds a key from {0, ..., num_keys - 1}
+    (distinct within a sequence) and its value from {0, ..., num_values - 1}; a query step holds
+    one of those keys again, in a random order, and the id ``num_values``, which marks "value
+    asked for". The target of query step j is the value paired with its key. Key and value
+    share a step (Zoology's sequences put them on consecutive steps) so that a single layer can
+    solve the task: the query's key must find the step with the same key and read its value.
+
+    Returns tokens (batch, 2 * num_pairs, 2) and targets (batch, num_pairs), both int64.
+    """
+    for name, value, least in (("batch_size", batch_size, 1), ("num_pairs", num_pairs, 1),
+                               ("num_keys", num_keys, 1), ("num_values", num_values, 2)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be an int of at least {least}, got {value!r}")
+    if num_pairs > num_keys:
+        raise ValueError(f"num_pairs must be at most num_keys = {num_keys} (the keys of a "
+                         f"sequence are distinct), got {num_pairs}")
+    scores = torch.rand(batch_size, num_keys, generator=generator)
+    keys = scores.argsort(dim=1)[:, :num_pairs]  # distinct keys, (batch, num_pairs)
+    values = torch.randint(0, num_values, (batch_size, num_pairs), generator=generator)
+    order = torch.rand(batch_size, num_pairs, generator=generator).argsort(dim=1)
+    query_keys = keys.gather(1, order)  # (batch, num_pairs)
+    asked = torch.full_like(query_keys, num_values)
+    tokens = torch.cat([torch.stack([keys, values], dim=-1),
+                        torch.stack([query_keys, asked], dim=-1)], dim=1)
+    return tokens, values.gather(1, order)

@@ -29,7 +29,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from longdep.measure.gradients import softmax_jacobian_norm
 from longdep.measure.reach import first_dependent_layer, sweep_outputs
-from longdep.models._checks import check_positive
+from longdep.models._checks import check_callable, check_positive
 from longdep.models.attention import CausalSelfAttention, sinusoidal_table
 from longdep.models.conv import CausalConvolution
 from longdep.models.rnn import ElmanRNN
@@ -110,8 +110,13 @@ def permutation_errors(
     the time axis. The first number is zero up to round-off when f is permutation-equivariant,
     the second when it is permutation-invariant.
     """
-    if x.dim() != 3:
-        raise ValueError(f"x must have shape (batch, time, features), got {tuple(x.shape)}")
+    check_callable(f=f)
+    if not isinstance(x, torch.Tensor) or x.dim() != 3:
+        raise ValueError(f"x must be a tensor of shape (batch, time, features), got "
+                         f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
+    if not isinstance(permutation, torch.Tensor) or permutation.shape != (x.size(1),):
+        raise ValueError(f"permutation must be a ({x.size(1)},) tensor, got "
+                         f"{getattr(permutation, 'shape', type(permutation).__name__)}")
     if not torch.equal(permutation.sort().values, torch.arange(x.size(1))):
         raise ValueError(f"permutation must reorder 0 .. {x.size(1) - 1}, got {permutation}")
     permuted = f(x[:, permutation])
@@ -128,8 +133,9 @@ def shift_matrix(d_model: int, offset: int) -> torch.Tensor:
     cos(k w_i) and sin(k w_i) are read off PE(k) itself, so M_k uses exactly the frequencies of
     :func:`longdep.models.attention.sinusoidal_table`. float64; M_k is orthogonal and M_j M_k = M_{j+k}.
     """
-    if offset < 0:
-        raise ValueError(f"offset must be non-negative, got {offset}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ValueError(f"offset must be a non-negative int, got {offset!r}")
+    check_positive(d_model=d_model)
     angle = sinusoidal_table(offset + 1, d_model)[offset]
     sin, cos = angle[0::2], angle[1::2]
     blocks = torch.stack([torch.stack([cos, sin], -1), torch.stack([-sin, cos], -1)], -2)
@@ -165,6 +171,9 @@ def make_layer(kind: str, features: int, index: int = 0, kernel_size: int = 3,
                window: int = 8) -> nn.Module:
     """Layer number ``index`` (from 0) of a stack of ``kind``; dilations double per layer."""
     check_layer_kind(kind, kernel_size, window)
+    check_positive(features=features)
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise ValueError(f"index must be a non-negative int, got {index!r}")
     if kind == "recurrent":
         return ElmanRNN(features, features)
     if kind in ("convolution", "dilated convolution"):
@@ -181,6 +190,11 @@ def layer_outputs(kind: str, x: torch.Tensor, max_layers: int, kernel_size: int 
     h^(l)_t = tanh(W_ih x_t + W_hh h^(l-1)_{t-1} + b) with h^(0) = 0, which equals the RNN's
     state h_t for every t < l: after ``time`` sweeps it is the whole RNN output.
     """
+    check_layer_kind(kind, kernel_size, window)
+    check_positive(max_layers=max_layers)
+    if not isinstance(x, torch.Tensor) or x.dim() != 3:
+        raise ValueError(f"x must be a tensor of shape (batch, time, features), got "
+                         f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
     if kind == "recurrent":
         yield from sweep_outputs(make_layer(kind, x.size(-1)).to(x.dtype), x, max_layers)
         return
@@ -220,6 +234,8 @@ def predicted_layers(kind: str, steps: int, kernel_size: int = 3, window: int = 
     layers, and the recurrence one step per sweep (its state needs ``steps`` sweeps).
     """
     check_layer_kind(kind, kernel_size, window)
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 2:
+        raise ValueError(f"steps must be an int of at least 2, got {steps!r}")
     span = steps - 1
     if kind == "self-attention":
         return 1
@@ -244,6 +260,7 @@ def layer_flops(kind: str, steps: int, features: int, kernel_size: int = 3,
     sequence. The attention layer includes its four projections: 8 n d^2 + 4 n^2 d. A windowed
     attention computed with a mask costs the same as full attention.
     """
+    check_positive(steps=steps)
     layer = make_layer(kind, features, 0, kernel_size, window).to("meta")
     x = torch.empty(1, steps, features, device="meta")
     with FlopCounterMode(display=False) as counter:
@@ -263,6 +280,7 @@ def encoder_layers(depth: int, d_model: int, num_heads: int, d_ff: int, norm_fir
     for square matrices; the residual branches then start larger. The global random state is
     left as it was.
     """
+    check_positive(depth=depth)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         layers = nn.ModuleList(EncoderLayer(d_model, num_heads, d_ff, norm_first=norm_first)
@@ -288,6 +306,7 @@ def shifted_score_error(score: Score, d_model: int, shift: int, pairs: int = 256
     0 <= j <= i < max_position, and returns the attention scores (pairs,). The error is zero up
     to round-off exactly when the score depends on the positions through i - j only.
     """
+    check_callable(score=score)
     check_positive(d_model=d_model, shift=shift, pairs=pairs, max_position=max_position)
     a = torch.randn(pairs, d_model, dtype=torch.float64, generator=generator)
     b = torch.randn(pairs, d_model, dtype=torch.float64, generator=generator)

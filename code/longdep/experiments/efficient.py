@@ -25,7 +25,11 @@ import torch
 from torch import nn
 
 from longdep.book import Table, significant
-from longdep.experiments.key_recall import KEY_RECALL_BUDGET, train_key_recall
+from longdep.experiments.key_recall import (
+    KEY_RECALL_BUDGET,
+    train_key_recall,
+    train_key_recall_seeds,
+)
 from longdep.measure.cost import (
     attention_flops,
     crossover_length,
@@ -55,13 +59,39 @@ from longdep.models.linear import (
     performer_attention,
     random_projection,
 )
+from longdep.models.bag import BagOfTokens
 from longdep.models.lstm import LSTM
 from longdep.models.mixers import mixer_stack
 from longdep.models.rnn import ElmanRNN
 from longdep.models.ssm import SelectiveSSM
 from longdep.models.sparse import bigbird_mask, sliding_window_attention
+from longdep.tasks import mqar_batch
+from longdep.train import train_seeds
 
 ATTENTION_KINDS = ("softmax", "fused softmax", "sliding window", "linear")
+
+
+def check_int(least: int = 0, **values: int) -> None:
+    """Raise a clear ``ValueError`` unless every value is an int (not a bool) of at least
+    ``least``; the error names the argument."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be an int of at least {least}, got {value!r}")
+
+
+def check_lengths(lengths: Sequence[int], least: int = 1, count: int = 1,
+                  name: str = "lengths") -> list[int]:
+    """Raise a clear ``ValueError`` unless ``lengths`` holds at least ``count`` ints, each at
+    least ``least``; return them as a list."""
+    if isinstance(lengths, (str, bytes)) or not isinstance(lengths, Sequence):
+        raise TypeError(f"{name} must be a sequence of ints, got {type(lengths).__name__}")
+    values = list(lengths)
+    if len(values) < count or any(isinstance(n, bool) or not isinstance(n, int) or n < least
+                                  for n in values):
+        raise ValueError(f"{name} must hold at least {count} ints of at least {least}, "
+                         f"got {lengths!r}")
+    return values
+
 
 
 def attention_call(kind: str, length: int, features: int = 32, window: int = 64,
@@ -75,6 +105,8 @@ def attention_call(kind: str, length: int, features: int = 32, window: int = 64,
     forms the T x T matrix (Chapter 6, "What is quadratic and what need not be")."""
     if kind not in ATTENTION_KINDS:
         raise ValueError(f"kind must be one of {ATTENTION_KINDS}, got {kind!r}")
+    check_int(least=1, length=length, features=features, window=window)
+    check_int(seed=seed)
     generator = torch.Generator().manual_seed(seed)
     q, k, v = (torch.randn(1, length, features, generator=generator) for _ in range(3))
     if kind == "softmax":
@@ -103,6 +135,7 @@ def attention_costs(lengths: Sequence[int], features: int = 32, window: int = 64
                     ) -> AttentionCosts:
     """Count the cost of one call of each kind of :func:`attention_call` at every length
     (Chapter 6, "The quadratic cost, counted and timed")."""
+    check_lengths(lengths)
     calls = {kind: [attention_call(kind, n, features, window) for n in lengths]
              for kind in ATTENTION_KINDS}
     return AttentionCosts(
@@ -117,6 +150,8 @@ def attention_seconds(lengths: Sequence[int], features: int = 32, window: int = 
     the median of ``repeats`` rounds in which every (kind, length) runs once
     (:func:`longdep.measure.cost.interleaved_seconds`). Volatile: it illustrates the counts of
     :func:`attention_costs` and never decides anything."""
+    check_lengths(lengths)
+    check_int(least=1, repeats=repeats)
     calls = {(kind, n): attention_call(kind, n, features, window)
              for kind in ATTENTION_KINDS for n in lengths}
     seconds = interleaved_seconds(calls, repeats)
@@ -129,6 +164,10 @@ def crossover_phrase(lengths: Sequence[int], first: Sequence[float], second: Seq
     in words for the prose: "at about T = 310" (two significant digits), or, when there is no
     crossing in the ``measured`` range, "beyond the timed range (T > 2048)" or "below the timed
     range (T < 32)". A page can glue it whatever the measurement gave."""
+    check_lengths(lengths, count=2)
+    if len(first) != len(lengths) or len(second) != len(lengths):
+        raise ValueError(f"first and second must hold one value per length ({len(lengths)}), "
+                         f"got {len(first)} and {len(second)}")
     length = crossover_length(lengths, first, second)
     if math.isfinite(length):
         return f"at about T = {significant(length, 2):.0f}"
@@ -144,8 +183,8 @@ def performer_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, feature_
     For every m in ``feature_counts`` and each of ``draws`` random projections; returns a
     (len(feature_counts), draws) tensor. q, k, v as in :func:`linear_attention`.
     """
-    if draws < 1:
-        raise ValueError(f"draws must be at least 1, got {draws}")
+    check_int(least=1, draws=draws)
+    check_lengths(feature_counts, name="feature_counts")
     exact, _ = scaled_dot_product_attention(q, k, v)
     generator = torch.Generator().manual_seed(seed)
     errors = torch.empty(len(feature_counts), draws, dtype=torch.float64)
@@ -167,8 +206,7 @@ def random_mask_path_lengths(length: int, window: int, global_positions: list[in
     the first key makes it 1), so the chapter reports a summary over several masks, each drawn
     from ``generator`` in turn.
     """
-    if draws < 1:
-        raise ValueError(f"draws must be at least 1, got {draws}")
+    check_int(least=1, draws=draws)
     return [masked_path_length(bigbird_mask(length, window, global_positions, num_random,
                                             generator))
             for _ in range(draws)]
@@ -179,6 +217,11 @@ MIXER_OF = {"Transformer (softmax attention)": "softmax", "sliding-window attent
 
 
 BOOK_MODELS = ("tanh RNN", "LSTM", *MIXER_OF)
+
+ORDER_BLIND = "bag of tokens (order-blind control)"
+"""The control row of the key-recall results: :class:`longdep.models.bag.BagOfTokens`."""
+
+KEY_RECALL_MODELS = (*BOOK_MODELS, ORDER_BLIND)
 
 
 @dataclass(frozen=True)
@@ -211,7 +254,10 @@ def summary_model(name: str, shape: ModelShape = ModelShape(), input_size: int |
     width), or a tuple starting with that for the recurrent ones. ``input_size`` defaults to
     ``shape.input_size``; the stacks read it through a linear map when it differs from width."""
     check_model(name)
+    if not isinstance(shape, ModelShape):
+        raise TypeError(f"shape must be a ModelShape, got {type(shape).__name__}")
     size = shape.input_size if input_size is None else input_size
+    check_int(least=1, input_size=size)
     if name == "tanh RNN":
         return ElmanRNN(size, shape.width)
     if name == "LSTM":
@@ -224,6 +270,8 @@ def summary_model(name: str, shape: ModelShape = ModelShape(), input_size: int |
 def layer_cost_exponent(name: str, lengths: Sequence[int], shape: ModelShape = ModelShape()
                         ) -> float:
     """Fitted exponent p of the model's matrix-product FLOPs ~ T^p over ``lengths`` (batch 1)."""
+    check_model(name)
+    check_lengths(lengths, count=2)
     torch.manual_seed(0)
     model = summary_model(name, shape)
     flops = [matmul_flops(lambda n=n: model(torch.zeros(1, n, shape.input_size)))
@@ -234,6 +282,8 @@ def layer_cost_exponent(name: str, lengths: Sequence[int], shape: ModelShape = M
 def sequential_depths(name: str, lengths: Sequence[int], shape: ModelShape = ModelShape()
                       ) -> list[int]:
     """:func:`longdep.measure.cost.graph_depth` of the model's output at each length."""
+    check_model(name)
+    check_lengths(lengths)
     torch.manual_seed(0)
     model = summary_model(name, shape)
     return [graph_depth(first_output(model(torch.zeros(1, n, shape.input_size,
@@ -270,6 +320,9 @@ def gradient_ratios(name: str, steps: int, shape: ModelShape = ModelShape(), bat
     :func:`longdep.measure.gradients.input_gradient_norms`) on a model initialised from ``seed`` that reads
     ``width`` features, as that probe needs inputs and outputs of one width.
     """
+    check_model(name)
+    check_int(least=2, steps=steps)
+    check_int(least=1, batch=batch)
     torch.manual_seed(seed)
     model = summary_model(name, shape, shape.width).double()
     return ratios_by_distance(distance_profile(model, steps, shape.width, batch, seed))
@@ -279,7 +332,11 @@ def training_core(name: str, shape: ModelShape = ModelShape()) -> nn.Module:
     """The core that :func:`key_recall_accuracy` trains: :func:`summary_model`, except that the
     tanh RNN and the LSTM are their PyTorch twins (``torch.nn.RNN``, ``LSTM.to_torch()``), as in
     Chapter 3: the same models (equal given the same weights, as the tests check), several
-    times faster to train (Chapter 6, "Key recall under the common budget")."""
+    times faster to train (Chapter 6, "Key recall under the common budget"). ``name`` may also
+    be :data:`ORDER_BLIND`, the bag of tokens, which sees which tokens came, not in what order.
+    """
+    if name == ORDER_BLIND:
+        return BagOfTokens(shape.input_size, shape.width)
     check_model(name)
     if name == "tanh RNN":
         return nn.RNN(shape.input_size, shape.width, batch_first=True)
@@ -290,9 +347,31 @@ def training_core(name: str, shape: ModelShape = ModelShape()) -> nn.Module:
 
 def key_recall_accuracy(name: str, distance: int, shape: ModelShape = ModelShape(),
                         seed: int = 0) -> float:
-    """Held-out key-recall accuracy at ``distance`` after training under the book's budget."""
+    """Held-out key-recall accuracy at ``distance`` after training under the book's budget;
+    ``name`` is one of :data:`KEY_RECALL_MODELS`."""
+    if name not in KEY_RECALL_MODELS:
+        raise ValueError(f"name must be one of {KEY_RECALL_MODELS}, got {name!r}")
+    check_int(least=1, distance=distance)
     torch.manual_seed(seed)
     return train_key_recall(training_core(name, shape), shape.width, distance, seed).accuracy
+
+
+def key_recall_seed_accuracies(name: str, distance: int, shape: ModelShape = ModelShape(),
+                               seeds: Sequence[int] = KEY_RECALL_BUDGET.seeds) -> torch.Tensor:
+    """Held-out key-recall accuracies (len(seeds),) of model ``name`` of
+    :data:`KEY_RECALL_MODELS` at ``distance``, one run per seed, all trained at once
+    (:func:`longdep.experiments.key_recall.train_key_recall_seeds`; the recurrent cores and
+    the bag of tokens run their forward pass once per seed, the stacks under vmap). For a model
+    whose single run is chaotic at ``distance``, where one bit flips its outcome (Chapter 6,
+    "Key recall under the common budget")."""
+    if name not in KEY_RECALL_MODELS:
+        raise ValueError(f"name must be one of {KEY_RECALL_MODELS}, got {name!r}")
+    check_int(least=1, distance=distance)
+    seeds = check_lengths(seeds, least=0, name="seeds")
+    vectorized = name in MIXER_OF
+    results = train_key_recall_seeds(lambda: training_core(name, shape), shape.width, distance,
+                                     seeds, vectorized=vectorized)
+    return torch.tensor([result.accuracy for result in results], dtype=torch.float64)
 
 
 SOLVED = 0.9
@@ -310,6 +389,10 @@ def recall_outcome(accuracy: float, chance: float) -> str:
     digit, so a page prints the outcome, which is the same on every machine as long as the
     accuracy is far from both thresholds; a chapter asserts that it is.
     """
+    if not 0 <= accuracy <= 1:
+        raise ValueError(f"accuracy must be between 0 and 1, got {accuracy!r}")
+    if not 0 < chance < 1:
+        raise ValueError(f"chance must be between 0 and 1 (excluded), got {chance!r}")
     if accuracy >= SOLVED:
         return "solved"
     if accuracy <= AT_CHANCE * chance:
@@ -324,6 +407,7 @@ def key_out_of_reach(name: str, distance: int, shape: ModelShape = ModelShape())
     is then chance whatever the training, so Chapter 6 does not train it. A recurrence reaches
     every step, so this is False for the tanh RNN and the LSTM."""
     check_model(name)
+    check_int(least=1, distance=distance)
     if name not in MIXER_OF:
         return False
     stack = mixer_stack(MIXER_OF[name], shape.width, shape.num_heads, shape.num_layers,
@@ -335,7 +419,41 @@ def key_out_of_reach(name: str, distance: int, shape: ModelShape = ModelShape())
 
 def big_o(label: str) -> str:
     """"T^2" -> "O(T²)", "log T" -> "O(log T)", "1" -> "O(1)"."""
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a str such as 'T^2', got {type(label).__name__}")
     return f"O({label.replace('^2', '²').replace('^3', '³')})"
+
+
+def state_transition_factors(name: str, steps: int, shape: ModelShape = ModelShape(),
+                             seed: int = 0) -> int:
+    """How many step-to-step factors other than the identity the gradient from output
+    ``steps - 1`` back to input 0 multiplies inside one layer of model ``name`` (Chapter 6,
+    "The book's summary table"). The tanh RNN and the LSTM cross T - 1 Jacobians
+    dh_j/dh_{j-1}, never the identity; the selective SSM crosses the factors Abar_j of
+    :eq:`eq-ch6-ssm-gradient`, counted here where one differs from 1 on random inputs (all
+    T - 1 of them); linear attention's state S_j = S_{j-1} + phi(k_j) v_j^T has the identity
+    as its Jacobian, and softmax and window attention carry no state from step to step: 0."""
+    check_model(name)
+    check_int(least=2, steps=steps)
+    if name in ("tanh RNN", "LSTM"):
+        return steps - 1
+    if name != "selective SSM":
+        return 0
+    torch.manual_seed(seed)
+    layer = SelectiveSSM(shape.width, shape.state_size).double()
+    x = torch.randn(1, steps, shape.width, dtype=torch.float64)
+    decay, _, _ = layer.discretize(x)  # (batch, time, channels, states)
+    return int((decay[0, 1:] != 1).flatten(1).any(dim=1).sum())
+
+
+def gradient_path_factors(name: str, steps: int, shape: ModelShape = ModelShape()) -> int:
+    """The multiplicative factors on the gradient path from input 0 to output ``steps - 1``:
+    one per layer crossed (:func:`path_length`, a recurrence counting as one layer) plus the
+    step-to-step factors inside a layer (:func:`state_transition_factors`). It puts the
+    recurrences, whose path length counts steps, and the SSM, whose path length counts layers,
+    on one scale (Chapter 6, "The book's summary table")."""
+    layers = 1 if name in ("tanh RNN", "LSTM") else path_length(name, steps, shape)
+    return layers + state_transition_factors(name, steps, shape)
 
 
 @dataclass
@@ -343,36 +461,54 @@ class ModelMeasures:
     """Everything the summary table says about one model, measured.
 
     cost_exponent: fitted p of FLOPs ~ T^p; depths: graph depths at the table's doubling
-    lengths; path_lengths: :func:`path_length` at the table's doubling lengths; gradient_ratio
-    at the table's distance; key_recall: the outcome there, as :func:`recall_outcome` words it.
+    lengths; path_lengths: :func:`path_length` at the table's doubling lengths;
+    gradient_factors: :func:`gradient_path_factors` at the longest of them; gradient_ratio and
+    gradient_ratio_from_one: |dL/dx_{T-d}| relative to d = 0 and to d = 1 at the table's
+    distance; key_recall: the outcome there, as :func:`recall_outcome` words it;
+    pairs_recalled: :func:`pairs_recalled` in words, or "not measured".
     """
 
     cost_exponent: float
     depths: list[int]
     path_lengths: list[int]
+    gradient_factors: int
     gradient_ratio: float
+    gradient_ratio_from_one: float
     key_recall: str
+    pairs_recalled: str = "not measured"
 
 
-def summary_table(measures: dict[str, ModelMeasures], lengths: Sequence[int], distance: int
-                  ) -> Table:
+def summary_table(measures: dict[str, ModelMeasures], lengths: Sequence[int], distance: int,
+                  mqar_width: int | None = None) -> Table:
     """The book's summary table: one row per model, every cell from ``measures``. ``lengths``
-    are the doubling lengths at which depths and path lengths were measured."""
+    are the doubling lengths at which depths and path lengths were measured; ``mqar_width`` the
+    width at which pairs were recalled (the column is left out without it)."""
+    if not isinstance(measures, dict) or not measures or not all(
+            isinstance(m, ModelMeasures) for m in measures.values()):
+        raise TypeError(f"measures must be a non-empty dict of ModelMeasures, got {measures!r}")
+    check_lengths(lengths, count=2)
+    check_int(least=1, distance=distance)
     header = ["model", "cost per layer (fitted exponent)", "sequential steps",
-              f"path length at T = {lengths[-1]}", f"gradient ratio at d = {distance}",
+              f"path length at T = {lengths[-1]}",
+              f"factors on the gradient path at T = {lengths[-1]}",
+              f"gradient ratio at d = {distance} (to d = 0)", "(to d = 1)",
               f"key recall at d = {distance}"]
+    if mqar_width is not None:
+        header.append(f"pairs recalled at width {mqar_width}")
     rows = []
     for name, m in measures.items():
         power = round(m.cost_exponent)
-        ratio = "0 (exactly)" if m.gradient_ratio == 0 else f"{m.gradient_ratio:.1e}"
+        ratios = ["0 (exactly)" if r == 0 else f"{r:.1e}"
+                  for r in (m.gradient_ratio, m.gradient_ratio_from_one)]
         rows.append([
             name,
             f"{big_o('T' if power == 1 else f'T^{power}')} ({m.cost_exponent:.2f})",
             big_o(growth_label(lengths, m.depths)),
             f"{m.path_lengths[-1]}, {big_o(growth_label(lengths, m.path_lengths))}",
-            ratio,
+            str(m.gradient_factors),
+            *ratios,
             m.key_recall,
-        ])
+        ] + ([m.pairs_recalled] if mqar_width is not None else []))
     return Table(header, rows)
 
 
@@ -396,6 +532,8 @@ def decoding_costs(lengths: Sequence[int], features: int = 32, state_size: int =
     ``lengths``, float32, batch 1 (Chapter 6, "Decoding: the cost of one more token"). The
     state a step reads is made directly at its size (random keys and values for the cache;
     (S, z) and h of their fixed shapes), since its values do not change what the step costs."""
+    check_lengths(lengths, least=2)
+    check_int(least=1, features=features, state_size=state_size)
     generator = torch.Generator().manual_seed(0)
     layer = SelectiveSSM(features, state_size)
     x_t = torch.randn(1, 1, features, generator=generator)
@@ -414,3 +552,121 @@ def decoding_costs(lengths: Sequence[int], features: int = 32, state_size: int =
             flops[kind].append(matmul_flops(step))
             sizes[kind].append(state_bytes(state))
     return DecodingCosts(list(lengths), flops, sizes)
+
+
+class PairRecallClassifier(nn.Module):
+    """The model that multi-query associative recall trains around a causal ``core`` (Chapter 6,
+    "The price of a fixed state: multi-query associative recall").
+
+    A step of :func:`longdep.tasks.mqar_batch` carries (key, value); it enters the core as the
+    sum of a key embedding and a value embedding (the value "asked for" has its own), and every
+    query step, the second half of the sequence, is classified into a value:
+    tokens (batch, time, 2) -> logits (batch * time / 2, num_values), queries in order.
+    """
+
+    def __init__(self, core: nn.Module, width: int, num_keys: int, num_values: int):
+        super().__init__()
+        if not isinstance(core, nn.Module):
+            raise TypeError(f"core must be a torch.nn.Module, got {type(core).__name__}")
+        check_int(least=1, width=width, num_keys=num_keys, num_values=num_values)
+        self.key_embedding = nn.Embedding(num_keys, width)
+        self.value_embedding = nn.Embedding(num_values + 1, width)  # + "value asked for"
+        self.core = core
+        self.head = nn.Linear(width, num_values)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.key_embedding(tokens[..., 0]) + self.value_embedding(tokens[..., 1])
+        outputs = first_output(self.core(x))  # (batch, time, width)
+        queries = outputs[:, tokens.shape[1] // 2:]  # (batch, time / 2, width)
+        return self.head(queries).flatten(0, 1)  # (batch * time / 2, num_values)
+
+
+@dataclass(frozen=True)
+class MQARSetting:
+    """The one small setting of Chapter 6's multi-query associative recall: models of ``width``
+    features with ``num_heads`` heads (so linear attention's state is num_heads matrices of
+    (width / num_heads)^2 numbers) and a selective SSM of ``state_size`` states per channel
+    (width x state_size numbers, the same size by default), trained ``steps`` Adam steps on
+    batches of ``batch_size`` sequences, one per seed of ``seeds``, all seeds at once."""
+
+    width: int = 16
+    num_heads: int = 2
+    state_size: int = 8
+    num_keys: int = 16
+    num_values: int = 16
+    steps: int = 60
+    batch_size: int = 32
+    lr: float = 2e-2
+    clip_norm: float = 1.0
+    seeds: tuple[int, ...] = (0, 1, 2)
+
+    def state_numbers(self, mixer: str) -> int:
+        """Numbers in the fixed state of one layer of ``mixer`` ("linear" or "ssm"; linear
+        attention's normaliser z left out)."""
+        if mixer == "linear":
+            return self.width**2 // self.num_heads
+        if mixer == "ssm":
+            return self.width * self.state_size
+        raise ValueError(f"mixer must be 'linear' or 'ssm' (a fixed state), got {mixer!r}")
+
+
+MQAR_MODELS = ("Transformer (softmax attention)", "linear attention", "selective SSM")
+"""The models of :data:`BOOK_MODELS` that Chapter 6 compares on MQAR."""
+
+
+def mqar_accuracies(name: str, pair_counts: Sequence[int],
+                    setting: MQARSetting = MQARSetting()) -> torch.Tensor:
+    """Held-out MQAR accuracy of one-layer model ``name`` of :data:`MQAR_MODELS` at every number
+    of pairs, one column per count and one row per seed: a (len(setting.seeds),
+    len(pair_counts)) tensor (Chapter 6, "The price of a fixed state"). Every count trains fresh
+    models, all seeds at once with :func:`longdep.train.train_seeds` (vmap)."""
+    if name not in MQAR_MODELS:
+        raise ValueError(f"name must be one of {MQAR_MODELS}, got {name!r}")
+    if not isinstance(setting, MQARSetting):
+        raise TypeError(f"setting must be an MQARSetting, got {type(setting).__name__}")
+    counts = list(pair_counts)
+    if not counts or any(isinstance(p, bool) or not isinstance(p, int)
+                         or not 1 <= p <= setting.num_keys for p in counts):
+        raise ValueError(f"pair_counts must be ints from 1 to num_keys = {setting.num_keys}, "
+                         f"at least one, got {pair_counts!r}")
+    s = setting
+    accuracies = torch.empty(len(s.seeds), len(counts), dtype=torch.float64)
+    for column, pairs in enumerate(counts):
+        def make_batch(generator: torch.Generator, pairs: int = pairs):
+            tokens, targets = mqar_batch(s.batch_size, pairs, s.num_keys, s.num_values,
+                                         generator)
+            return tokens, targets.flatten()  # (batch * pairs,), as the logits
+
+        models = []
+        for seed in s.seeds:
+            torch.manual_seed(seed)
+            core = mixer_stack(MIXER_OF[name], s.width, s.num_heads, 1, 2 * s.width,
+                               2 * pairs, state_size=s.state_size)
+            models.append(PairRecallClassifier(core, s.width, s.num_keys, s.num_values))
+        results = train_seeds(models, make_batch, s.steps, s.seeds, lr=s.lr,
+                              clip_norm=s.clip_norm)
+        accuracies[:, column] = torch.tensor([result.accuracy for result in results])
+    return accuracies
+
+
+RECALLED = 0.7
+"""Mean held-out MQAR accuracy from which a number of pairs counts as recalled."""
+
+
+def pairs_recalled(pair_counts: Sequence[int], accuracies: torch.Tensor) -> str:
+    """The largest number of pairs at which the mean accuracy over seeds (rows of
+    ``accuracies``, one column per count of ``pair_counts``, as :func:`mqar_accuracies`
+    returns) reaches :data:`RECALLED`, in words for the summary table: "4", "16 (the most
+    tried)", or "fewer than 4" (Chapter 6, "The price of a fixed state")."""
+    counts = list(pair_counts)
+    if not isinstance(accuracies, torch.Tensor) or accuracies.dim() != 2 \
+            or accuracies.shape[1] != len(counts) or accuracies.shape[0] < 1:
+        raise ValueError(f"accuracies must be a (seeds, {len(counts)}) tensor, got "
+                         f"{getattr(accuracies, 'shape', type(accuracies).__name__)}")
+    if counts != sorted(set(counts)):
+        raise ValueError(f"pair_counts must be increasing, got {pair_counts!r}")
+    recalled = [p for p, mean in zip(counts, accuracies.mean(dim=0).tolist())
+                if mean >= RECALLED]
+    if not recalled:
+        return f"fewer than {counts[0]}"
+    return f"{recalled[-1]} (the most tried)" if recalled[-1] == counts[-1] else str(recalled[-1])

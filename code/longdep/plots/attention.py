@@ -4,6 +4,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
+from longdep.plots.efficient import check_curves
 from longdep.plots.style import _plain_log_ticks, closed_for_display
 
 
@@ -16,6 +17,13 @@ def plot_score_scaling(widths, variances: dict[str, list[float]],
     the variance of the scores, the mean largest softmax weight and the mean Frobenius norm of the
     softmax Jacobian.
     """
+    for name, curves in (("variances", variances), ("max_weights", max_weights),
+                         ("jacobian_norms", jacobian_norms)):
+        check_curves(name, curves, len(widths))
+        if set(curves) != {"unscaled", "scaled"}:
+            raise ValueError(f"{name} must map 'unscaled' and 'scaled', got {list(curves)}")
+    if isinstance(keys, bool) or not isinstance(keys, int) or keys < 1:
+        raise ValueError(f"keys must be a positive int, got {keys!r}")
     widths = np.asarray(widths)
     fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.4), layout="constrained")
     styles = {"unscaled": dict(marker="o", label=r"$q \cdot k$"),
@@ -44,6 +52,12 @@ def plot_path_lengths(steps, measured: dict[str, list[int]], predicted: dict[str
     measured and predicted map a layer kind to one layer count per length in ``steps``; flops
     maps a layer kind to one count per length in ``flop_steps`` at width ``features``.
     """
+    check_curves("measured", measured, len(steps))
+    check_curves("predicted", predicted, len(steps))
+    check_curves("flops", flops, len(flop_steps))
+    if not set(measured) <= set(predicted):
+        raise ValueError(f"predicted must cover every kind of measured, got {list(predicted)} "
+                         f"for {list(measured)}")
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
     for colour, kind in zip(colours, measured):
@@ -71,6 +85,11 @@ def plot_distance_profiles(profiles: dict[str, np.ndarray], dilution: dict[int, 
     a length T to the causal Transformer's (T,) norms, drawn as T ||dL/dx_k|| against the
     relative distance (T - 1 - k) / T.
     """
+    check_curves("profiles", profiles)
+    check_curves("dilution", dilution)
+    for steps, norms in dilution.items():
+        if len(norms) != steps:
+            raise ValueError(f"dilution[{steps}] must hold {steps} norms, got {len(norms)}")
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     for name, norms in profiles.items():
         left.plot(np.arange(len(norms)), norms[::-1], label=name)
@@ -96,6 +115,12 @@ def plot_residual_paths(skip: dict[str, np.ndarray], full: dict[str, np.ndarray]
     ||dL/dh_l|| of :func:`longdep.measure.gradients.layer_input_gradients`, drawn against the number of
     layers the gradient has crossed: one colour per initialisation, Pre-LN dashed.
     """
+    check_curves("skip", skip)
+    check_curves("full", full)
+    for label in [*skip, *full]:
+        if not isinstance(label, str) or not label.startswith(("Post-LN, ", "Pre-LN, ")):
+            raise ValueError(f"labels must read 'Post-LN, <init>' or 'Pre-LN, <init>', "
+                             f"got {label!r}")
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, layout="constrained")
     titles = ("skip connections only", "full gradient")
     colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]

@@ -6,6 +6,22 @@ import numpy as np
 from longdep.plots.style import closed_for_display
 
 
+def check_curves(name: str, curves, length: int | None = None, dims: int = 1) -> None:
+    """Raise a clear TypeError or ValueError unless ``curves`` is a non-empty dict of arrays
+    with ``dims`` dimensions, each of ``length`` entries along its last axis when given (the
+    argument checks of the figures of Chapters 4 and 6)."""
+    if not isinstance(curves, dict):
+        raise TypeError(f"{name} must be a dict of arrays, got {type(curves).__name__}")
+    if not curves:
+        raise ValueError(f"{name} must hold at least one curve, got an empty dict")
+    for key, values in curves.items():
+        shape = np.shape(values)
+        if len(shape) != dims or (length is not None and shape[-1] != length) or 0 in shape:
+            expected = f"{dims} dimension(s)" + (f", {length} along the last" if length else "")
+            raise ValueError(f"{name}[{key!r}] must be a non-empty array of {expected}, "
+                             f"got shape {shape}")
+
+
 # Chapter 6 figures
 def plot_attention_cost(lengths: list[int], flops: dict[str, list[int]],
                         megabytes: dict[str, list[float]], seconds: dict[str, list[float]],
@@ -14,6 +30,13 @@ def plot_attention_cost(lengths: list[int], flops: dict[str, list[int]],
     attention: the counted matrix-product FLOPs, the counted peak memory, and the measured time
     of one call, whose fitted slopes (``time_slopes``) go into that panel's legend. The two
     counted panels carry grey reference lines of slope 1 and 2."""
+    for name, curves in (("flops", flops), ("megabytes", megabytes), ("seconds", seconds)):
+        check_curves(name, curves, len(lengths))
+    if set(megabytes) != set(flops) or set(seconds) != set(flops) \
+            or not set(flops) <= set(time_slopes):
+        raise ValueError("flops, megabytes, seconds and time_slopes must name the same kinds, "
+                         f"got {list(flops)}, {list(megabytes)}, {list(seconds)}, "
+                         f"{list(time_slopes)}")
     fig, (counted, memory, timed) = plt.subplots(1, 3, figsize=(11, 3.6), layout="constrained")
     for kind, counts in flops.items():
         style = "s--" if "fused" in kind else "o-"  # dashed: it lies on softmax's FLOPs
@@ -47,6 +70,9 @@ def _slope_references(ax, lengths: list[int], values: dict[str, list[float]]) ->
 def plot_sparse_masks(masks: dict[str, np.ndarray]):
     """Chapter 6's sparse patterns: one (time, time) boolean mask per panel, key j across,
     query i down; a dark cell means query i may attend to key j."""
+    check_curves("masks", masks, dims=2)
+    if len(masks) < 2:
+        raise ValueError(f"masks must hold at least two masks (one per panel), got {len(masks)}")
     fig, axes = plt.subplots(1, len(masks), figsize=(2.4 * len(masks), 2.9), layout="constrained")
     for ax, (name, mask) in zip(axes, masks.items()):
         ax.imshow(mask, cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
@@ -59,7 +85,10 @@ def plot_sparse_masks(masks: dict[str, np.ndarray]):
 
 def plot_performer_errors(feature_counts: list[int], errors: dict[str, np.ndarray]):
     """Chapter 6's Performer figure: relative error of the output against the number of random
-    features m, every draw as a dot and the median as a line, with the m^(-1/2) reference."""
+    features m, every draw as a dot and the median as a line, with the m^(-1/2) reference.
+    ``errors`` maps a name to a (len(feature_counts), draws) array."""
+    check_curves("errors", {k: np.transpose(v) for k, v in errors.items()}
+                 if isinstance(errors, dict) else errors, len(feature_counts), dims=2)
     fig, ax = plt.subplots(layout="constrained")
     counts = np.asarray(feature_counts, dtype=float)
     for name, grid in errors.items():
@@ -82,6 +111,9 @@ def plot_model_gradients(ratios: dict[str, np.ndarray], reach: int):
     model of the book, at initialisation; exact zeros (beyond the window's ``reach``) cannot be
     drawn on a log axis, so a curve stops where its ratios become zero. The left panel shows
     the whole range, the right one only 1e-5 to 1, where all curves but the tanh RNN's lie."""
+    check_curves("ratios", ratios)
+    if isinstance(reach, bool) or not isinstance(reach, (int, np.integer)) or reach < 0:
+        raise ValueError(f"reach must be a non-negative int, got {reach!r}")
     fig, (whole, near) = plt.subplots(1, 2, figsize=(11, 4.0), layout="constrained")
     for ax in (whole, near):
         for name, ratio in ratios.items():
@@ -98,3 +130,30 @@ def plot_model_gradients(ratios: dict[str, np.ndarray], reach: int):
     near.set_title("the same, from 1e-5 to 1")
     whole.legend(fontsize=8, loc="lower left")
     return closed_for_display(fig)
+
+
+def plot_mqar(pair_counts: list[int], accuracies: dict[str, np.ndarray], chance: float,
+              width: int):
+    """Chapter 6's MQAR figure: held-out accuracy against the number of key-value pairs, one
+    line per model (the mean over seeds, the band from the lowest to the highest seed), with
+    chance marked. ``accuracies`` maps a model's name to a (seeds, len(pair_counts)) array."""
+    check_curves("accuracies", accuracies, len(pair_counts), dims=2)
+    if not 0 < chance < 1:
+        raise ValueError(f"chance must be between 0 and 1, got {chance!r}")
+    fig, ax = plt.subplots(figsize=(6.0, 3.8), layout="constrained")
+    pairs = np.asarray(pair_counts, dtype=float)
+    for name, grid in accuracies.items():
+        grid = np.asarray(grid, dtype=float)
+        (line,) = ax.plot(pairs, grid.mean(axis=0), "o-", label=name)
+        ax.fill_between(pairs, grid.min(axis=0), grid.max(axis=0), color=line.get_color(),
+                        alpha=0.2, lw=0)
+    ax.axhline(chance, color="grey", lw=0.9, ls="--", label=f"chance ({chance:g})")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(pairs, [f"{p:g}" for p in pair_counts])
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("key-value pairs to remember")
+    ax.set_ylabel("held-out accuracy on the queries\n(line: mean of seeds, band: range)")
+    ax.set_title(f"multi-query associative recall, one layer of width {width}")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(0.0, 0.62))
+    return closed_for_display(fig)
+
