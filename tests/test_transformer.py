@@ -1,6 +1,7 @@
 """EncoderLayer equals torch.nn.TransformerEncoderLayer; the mini Transformer's fixes hold."""
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -13,10 +14,11 @@ from longdep.experiments.key_recall import (
 )
 from longdep.experiments.mini_transformer import (
     article_noise_fit,
+    depth_sweep,
     ffn_gradient_norms,
     ffn_gradient_norms_at_init,
+    fitted_exponent,
     token_position_norm_ratio,
-    warmup_comparison,
 )
 from longdep.models.attention import causal_mask
 from longdep.models.transformer import (
@@ -28,7 +30,7 @@ from longdep.models.transformer import (
 )
 from torch import nn
 
-TOLERANCE = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float64: dict(rtol=1e-12, atol=1e-12)}
+TOLERANCE = {torch.float32: {"rtol": 1e-5, "atol": 1e-5}, torch.float64: {"rtol": 1e-12, "atol": 1e-12}}
 
 
 def torch_layer(norm_first, dtype, dropout=0.1):
@@ -262,24 +264,71 @@ def test_key_recall_transformer_fits_the_budget():
     assert output.shape[-1] == KEY_RECALL_BUDGET.model_dim
 
 
-def test_warmup_comparison_rejects_unknown_runs():
-    with pytest.raises(ValueError, match="label must be one of"):
-        warmup_comparison([("Post-LN, warm", 1e-3)], num_layers=2, warmup_steps=5, steps=10,
-                          batch_size=4)
-    with pytest.raises(ValueError, match="at least one seed"):
-        warmup_comparison([("Pre-LN", 1e-3)], num_layers=1, warmup_steps=0, steps=2,
-                          batch_size=4, seeds=())
+def test_depth_sweep_equals_one_training_run_per_seed(one_thread):
+    settings = {"warmup_steps": 3, "steps": 4, "batch_size": 4, "distance": 3, "num_heads": 2}
+    sweep = depth_sweep((1, 2), 1e-3, seeds=(0, 1), **settings)
+    assert list(sweep) == ["Post-LN", "Post-LN + warm-up", "Pre-LN"]
+    assert all(grid.shape == (2, 2) for grid in sweep.values())
+    budget = replace(KEY_RECALL_BUDGET, lr=1e-3, steps=4, batch_size=4)
+    for label, norm_first, warmup in (("Post-LN + warm-up", False, 3), ("Pre-LN", True, 0)):
+        torch.manual_seed(1)
+        core = key_recall_transformer(budget, 2, 2, norm_first=norm_first)
+        alone = train_key_recall(core, budget.model_dim, 3, seed=1, budget=budget,
+                                 warmup_steps=warmup)
+        assert sweep[label][1, 1].item() == pytest.approx(alone.accuracy, abs=1 / 64)
 
 
-def test_warmup_comparison_repeats_each_run_for_every_seed(one_thread):
-    plan = [("Post-LN", 1e-3), ("Post-LN + warm-up", 1e-3)]
-    settings = dict(num_layers=1, warmup_steps=3, steps=3, batch_size=4, distance=3)
-    both = warmup_comparison(plan, seeds=(0, 1), **settings)
-    alone = warmup_comparison(plan, seeds=(1,), **settings)
-    assert list(both) == plan and all(len(results) == 2 for results in both.values())
-    for key in plan:  # seed 1 gives the same run whether or not seed 0 ran before it
-        assert both[key][1].losses == alone[key][0].losses
-        assert both[key][0].losses != both[key][1].losses
-    # same weights and batches: warm-up changes the first step's size, not its loss
-    post, warm = both.values()
-    assert post[0].losses[0] == warm[0].losses[0] and post[0].losses[1] != warm[0].losses[1]
+@pytest.mark.parametrize("bad, match", [
+    ({"depths": ()}, "depths"), ({"depths": (0, 2)}, "depths"), ({"depths": "12"}, "depths"),
+    ({"lr": 0.0}, "lr"), ({"lr": math.nan}, "lr"), ({"steps": 0}, "steps"),
+    ({"batch_size": 2.5}, "batch_size"), ({"warmup_steps": -1}, "warmup_steps"),
+    ({"seeds": ()}, "seeds"), ({"labels": ("Post-LN, warm",)}, "labels"),
+])
+def test_depth_sweep_rejects_bad_arguments(bad, match):
+    arguments = {"depths": (1,), "lr": 1e-3, "warmup_steps": 0, "steps": 2, "batch_size": 4} | bad
+    with pytest.raises(ValueError, match=match):
+        depth_sweep(**arguments)
+
+
+def test_fitted_exponent_recovers_a_power_law():
+    depths = (3, 6, 12, 48)
+    assert fitted_exponent(depths, [2.0 * d**-0.5 for d in depths]) == pytest.approx(-0.5)
+    assert fitted_exponent(depths, [7.0] * 4) == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="positive"):
+        fitted_exponent(depths, [1.0, 0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="two depths"):
+        fitted_exponent((4,), [1.0])
+    with pytest.raises(ValueError, match="one value per depth"):
+        fitted_exponent(depths, [1.0, 2.0])
+
+
+def test_glorot_initialisation_makes_pre_ln_decay_faster(one_thread):
+    """Chapter 5's claim: with Glorot's larger weights the Pre-LN decay is steeper."""
+    depths = (4, 16)
+    default = ffn_gradient_norms_at_init(depths, True, seeds=(0,), d_model=32, d_ff=64)
+    glorot = ffn_gradient_norms_at_init(depths, True, seeds=(0,), d_model=32, d_ff=64,
+                                        glorot=True)
+    slope = {name: fitted_exponent(depths, [p[L][-1] for L in depths])
+             for name, p in (("default", default), ("glorot", glorot))}
+    assert slope["glorot"] < slope["default"] - 0.05
+    assert not torch.equal(default[4], glorot[4])
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: token_position_norm_ratio(torch.zeros(3, 4), 2.0, 8), TypeError, "embedding"),
+    (lambda: token_position_norm_ratio(nn.Embedding(3, 4), -1.0, 8), ValueError, "scale"),
+    (lambda: token_position_norm_ratio(nn.Embedding(3, 4), 2.0, 0), ValueError, "max_len"),
+    (lambda: ffn_gradient_norms(nn.Linear(2, 2), torch.zeros(1, 2, dtype=torch.long),
+                                torch.zeros(1, 2, dtype=torch.long)), TypeError, "model"),
+    (lambda: ffn_gradient_norms(next_token_model(5, 8, 2, 1, 8, 4), torch.zeros(1, 2),
+                                torch.zeros(1, 2, dtype=torch.long)), ValueError, "tokens"),
+    (lambda: ffn_gradient_norms_at_init((), False), ValueError, "depths"),
+    (lambda: ffn_gradient_norms_at_init((2,), False, seeds=()), ValueError, "seeds"),
+    (lambda: ffn_gradient_norms_at_init((2,), False, d_model=0), ValueError, "d_model"),
+    (lambda: article_noise_fit("model", 5), TypeError, "model"),
+    (lambda: article_noise_fit(nn.Linear(2, 2), 5, steps=0), ValueError, "steps"),
+    (lambda: article_noise_fit(nn.Linear(2, 2), 5, lr=math.inf), ValueError, "lr"),
+])
+def test_experiments_check_their_arguments(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -1,7 +1,8 @@
 """Chapter 5's experiments: the article's model and its bugs, Post-LN and Pre-LN at
-initialisation, and warm-up for deep Post-LN stacks.
+initialisation, and the depth sweep of Post-LN, warm-up and Pre-LN.
 """
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -18,6 +19,21 @@ from longdep.models.transformer import NextTokenModel, next_token_model
 from longdep.train import TrainingResult
 
 
+def check_positive_int(**values) -> None:
+    """Raise a ValueError naming the first value that is not an int of at least 1."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int of at least 1, got {value!r}")
+
+
+def check_depths(depths) -> None:
+    """Raise a ValueError unless ``depths`` is a non-empty sequence of ints of at least 1."""
+    if isinstance(depths, (str, bytes)) or not isinstance(depths, Sequence) or not depths:
+        raise ValueError(f"depths must be a non-empty sequence of ints, got {depths!r}")
+    for depth in depths:
+        check_positive_int(depths=depth)
+
+
 def token_position_norm_ratio(embedding: nn.Embedding, scale: float, max_len: int) -> float:
     """Mean norm of the scaled token vectors over mean norm of the positional encodings
     (Chapter 5, "Swamped positions"): how much louder the token is than its position.
@@ -25,6 +41,11 @@ def token_position_norm_ratio(embedding: nn.Embedding, scale: float, max_len: in
     embedding: the table (vocab, d_model); ``scale`` multiplies it (sqrt(d_model) in the article
     and in :class:`TransformerEncoder`); the encodings are those of positions 0 .. max_len - 1.
     """
+    if not isinstance(embedding, nn.Embedding):
+        raise TypeError(f"embedding must be an nn.Embedding, got {type(embedding).__name__}")
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+    check_positive_int(max_len=max_len)
     table = sinusoidal_table(max_len, embedding.embedding_dim)
     tokens = scale * embedding.weight.detach().double()
     return (tokens.norm(dim=-1).mean() / table.norm(dim=-1).mean()).item()
@@ -35,6 +56,13 @@ def ffn_gradient_norms(model: NextTokenModel, tokens: torch.Tensor,
     """Norm of dL/dW2 for the second feed-forward matrix (``linear2.weight``) of every layer,
     with L the mean cross-entropy of the logits against ``targets`` (Chapter 5, cf. Xiong et al.
     2020, figure 3). tokens, targets: (batch, time) int64. Returns a (num_layers,) tensor."""
+    if not isinstance(model, NextTokenModel):
+        raise TypeError(f"model must be a NextTokenModel, got {type(model).__name__}")
+    for name, value in (("tokens", tokens), ("targets", targets)):
+        if not isinstance(value, torch.Tensor) or value.dtype != torch.int64 or value.dim() != 2:
+            raise ValueError(f"{name} must be a (batch, time) int64 tensor, got "
+                             f"{getattr(value, 'dtype', type(value).__name__)} of shape "
+                             f"{tuple(getattr(value, 'shape', ()))}")
     if targets.shape != tokens.shape:
         raise ValueError(f"targets must have the tokens' shape {tuple(tokens.shape)}, "
                          f"got {tuple(targets.shape)}")
@@ -47,13 +75,21 @@ def ffn_gradient_norms(model: NextTokenModel, tokens: torch.Tensor,
 def ffn_gradient_norms_at_init(depths: Sequence[int], norm_first: bool,
                                seeds: Sequence[int] = (0, 1, 2), vocab_size: int = 100,
                                d_model: int = 64, num_heads: int = 4, d_ff: int = 256,
-                               batch_size: int = 8, length: int = 32) -> dict[int, torch.Tensor]:
+                               batch_size: int = 8, length: int = 32, glorot: bool = False
+                               ) -> dict[int, torch.Tensor]:
     """:func:`ffn_gradient_norms` of freshly initialised causal models of each depth, averaged
     over ``seeds`` (Chapter 5, "Post-LN and Pre-LN at initialisation").
 
     Tokens and targets are uniform random (batch_size, length) and the same for every model.
+    With ``glorot``, every weight matrix of the encoder layers is drawn from Glorot (Xavier)
+    uniform, Xiong et al.'s setting, instead of PyTorch's smaller default for ``nn.Linear``.
     Returns {depth: (depth,) tensor of mean gradient norms, layer 1 first}.
     """
+    check_depths(depths)
+    check_positive_int(vocab_size=vocab_size, d_model=d_model, num_heads=num_heads, d_ff=d_ff,
+                       batch_size=batch_size, length=length)
+    if not seeds:
+        raise ValueError("seeds must name at least one seed, got none")
     generator = torch.Generator().manual_seed(0)
     tokens, targets = torch.randint(0, vocab_size, (2, batch_size, length), generator=generator)
     profiles = {}
@@ -63,6 +99,10 @@ def ffn_gradient_norms_at_init(depths: Sequence[int], norm_first: bool,
             torch.manual_seed(seed)
             model = next_token_model(vocab_size, d_model, num_heads, depth, d_ff, length,
                                      dropout=0.0, norm_first=norm_first, causal=True)
+            if glorot:
+                for parameter in model.encoder.stack.layers.parameters():
+                    if parameter.dim() > 1:
+                        nn.init.xavier_uniform_(parameter)
             norms.append(ffn_gradient_norms(model, tokens, targets))
         profiles[depth] = torch.stack(norms).mean(0)
     return profiles
@@ -79,6 +119,12 @@ def article_noise_fit(model: nn.Module, vocab_size: int, steps: int = 10, batch_
     the loss tends to 1 whatever the architecture: the losses and gradient norms it records say
     nothing about long-range dependency. ``mask`` is passed to ``model(tokens, mask)``.
     """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    check_positive_int(vocab_size=vocab_size, steps=steps, batch_size=batch_size,
+                       length=length)
+    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     result = TrainingResult()
@@ -95,36 +141,63 @@ def article_noise_fit(model: nn.Module, vocab_size: int, steps: int = 10, batch_
     return result
 
 
-def warmup_comparison(runs: Sequence[tuple[str, float]], num_layers: int, warmup_steps: int,
-                      steps: int, batch_size: int, distance: int = 10, num_heads: int = 4,
-                      seeds: Sequence[int] = (0,)
-                      ) -> dict[tuple[str, float], list[TrainingResult]]:
-    """Key recall with deep stacks, Post-LN without and with warm-up and Pre-LN without
-    (Chapter 5, "Warm-up for a deep Post-LN stack").
+DEPTH_SWEEP_RUNS = {"Post-LN": (False, False), "Post-LN + warm-up": (False, True),
+                    "Pre-LN": (True, False)}
 
-    runs: (label, learning rate) pairs, each label one of "Post-LN", "Post-LN + warm-up" and
-    "Pre-LN". Each run is :func:`longdep.experiments.key_recall.train_key_recall` under the
-    book's budget (its width and clipping) with only ``lr``, ``steps`` and ``batch_size``
-    changed, for every seed in ``seeds``, the seeds trained at once
+
+def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
+                batch_size: int, distance: int = 10, num_heads: int = 4,
+                seeds: Sequence[int] = (0,),
+                labels: Sequence[str] = tuple(DEPTH_SWEEP_RUNS)) -> dict[str, torch.Tensor]:
+    """Key recall with stacks of each depth, Post-LN without and with warm-up and Pre-LN
+    (with its final LayerNorm, as in GPT-2) without (Chapter 5, "Depth, warm-up and the
+    order of the normalisation").
+
+    Each run is :func:`longdep.experiments.key_recall.train_key_recall` under the book's
+    budget (its width and clipping) with only ``lr``, ``steps`` and ``batch_size`` changed;
+    "+ warm-up" raises the learning rate linearly over the first ``warmup_steps`` steps. The
+    seeds of one (label, depth) are trained at once
     (:func:`longdep.experiments.key_recall.train_key_recall_seeds`); the seed sets the initial
-    weights and the batches, so for a given label and seed every learning rate starts from the
-    same weights. Returns {(label, lr): [result for each seed]}.
+    weights and the batches, so both Post-LN runs of a seed and depth start from the same
+    weights. Returns {label: (len(depths), len(seeds)) tensor of held-out accuracies}.
     """
+    check_depths(depths)
+    check_positive_int(steps=steps, batch_size=batch_size, distance=distance,
+                       num_heads=num_heads)
+    check_positive_int(warmup_steps=warmup_steps + 1)
+    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
     if not seeds:
-        raise ValueError("seeds must name at least one seed")
-    variants = {"Post-LN": (False, 0), "Post-LN + warm-up": (False, warmup_steps),
-                "Pre-LN": (True, 0)}
-    for label, _ in runs:
-        if label not in variants:
-            raise ValueError(f"label must be one of {list(variants)}, got {label!r}")
-    results = {}
-    for label, lr in runs:
-        norm_first, warmup = variants[label]
-        budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
+        raise ValueError("seeds must name at least one seed, got none")
+    for label in labels:
+        if label not in DEPTH_SWEEP_RUNS:
+            raise ValueError(f"labels must be among {list(DEPTH_SWEEP_RUNS)}, got {label!r}")
+    budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
+    accuracies = {}
+    for label in labels:
+        norm_first, warm = DEPTH_SWEEP_RUNS[label]
+        rows = []
+        for depth in depths:
+            def make_core(depth=depth, norm_first=norm_first):
+                return key_recall_transformer(budget, depth, num_heads, norm_first=norm_first)
 
-        def make_core(budget=budget, norm_first=norm_first):
-            return key_recall_transformer(budget, num_layers, num_heads, norm_first=norm_first)
+            results = train_key_recall_seeds(make_core, budget.model_dim, distance, seeds,
+                                             budget, warmup_steps if warm else 0)
+            rows.append([result.accuracy for result in results])
+        accuracies[label] = torch.tensor(rows, dtype=torch.float64)
+    return accuracies
 
-        results[label, lr] = train_key_recall_seeds(make_core, budget.model_dim, distance,
-                                                    seeds, budget, warmup)
-    return results
+
+def fitted_exponent(depths: Sequence[int], values: Sequence[float]) -> float:
+    """The slope p of the least-squares line log(values) = p log(depths) + c (Chapter 5,
+    "Post-LN and Pre-LN at initialisation"): values ~ depth^p."""
+    check_depths(depths)
+    if len(depths) < 2 or len(values) != len(depths):
+        raise ValueError(f"need at least two depths and one value per depth, got "
+                         f"{len(depths)} depths and {len(values)} values")
+    y = torch.as_tensor(values, dtype=torch.float64)
+    if not (torch.isfinite(y).all() and (y > 0).all()):
+        raise ValueError(f"values must be positive and finite, got {y.tolist()}")
+    x = torch.tensor(depths, dtype=torch.float64).log()
+    x = x - x.mean()
+    return ((x * (y.log() - y.log().mean())).sum() / (x * x).sum()).item()
