@@ -39,7 +39,7 @@ EDITIONS = {
 # The font families a Chinese PDF may draw its Chinese text in (print.css asks for the first).
 CJK_FONT = re.compile(r"CJK|SourceHan|PingFang|HiraginoSans|YaHei", re.IGNORECASE)
 POPPLER = ("pdfinfo", "pdftotext", "pdfimages", "pdffonts", "pdftoppm")
-RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname")
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname|\\sqrt|\\text\{|\\math[a-z]+\{")
 MIN_PAGES = 60
 
 
