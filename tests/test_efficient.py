@@ -8,9 +8,7 @@ from longdep.book import Table
 from longdep.experiments.attention import fewest_layers
 from longdep.experiments.efficient import (
     ATTENTION_KINDS,
-    BOOK_MODELS,
     ModelMeasures,
-    ModelShape,
     attention_call,
     attention_costs,
     attention_seconds,
@@ -28,10 +26,10 @@ from longdep.experiments.efficient import (
     gradient_path_factors,
     state_transition_factors,
     key_recall_accuracy,
-    ORDER_BLIND,
     big_o,
     decoding_costs,
 )
+from longdep.experiments.registry import BOOK_MODELS, ORDER_BLIND, ModelShape
 from longdep.models.bag import BagOfTokens
 from longdep.measure.cost import (
     crossover_length,

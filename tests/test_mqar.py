@@ -4,13 +4,13 @@ longdep.tasks.mqar_batch's layout and errors, and the MQAR experiment's pieces."
 import pytest
 import torch
 from longdep.experiments.efficient import (
-    MQAR_MODELS,
     RECALLED,
     MQARSetting,
     PairRecallClassifier,
     mqar_accuracies,
     pairs_recalled,
 )
+from longdep.experiments.registry import MQAR_MODELS
 from longdep.models.mixers import mixer_stack
 from longdep.plots.efficient import plot_mqar
 from longdep.tasks import mqar_batch
