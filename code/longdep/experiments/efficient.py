@@ -18,7 +18,10 @@ SSM). Every column of the summary table is measured here, none is typed:
 """
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+import multiprocessing
+import os
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import torch
@@ -330,6 +333,63 @@ def key_recall_seed_accuracies(name: str, distance: int, shape: ModelShape = Mod
     return torch.tensor([result.accuracy for result in results], dtype=torch.float64)
 
 
+def worker_count(calls: int) -> int:
+    """How many worker processes :func:`in_worker_processes` starts: one per core this process
+    may run on (two on the book's machines), at most one per call."""
+    return max(1, min(calls, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
+
+
+def set_one_thread() -> None:
+    """Run on one thread, as :func:`longdep.book.reproducible` sets the chapters up."""
+    torch.set_num_threads(1)
+
+
+def in_worker_processes(calls: dict[Hashable, tuple[Callable, tuple]]) -> dict[Hashable, object]:
+    """``function(*arguments)`` for every ``key: (function, arguments)`` of ``calls``, returned
+    under the same keys, the calls spread over :func:`worker_count` processes (Chapter 6,
+    "Key recall under the common budget").
+
+    A chapter runs on one thread, so the trainings of a cell can share the machine's other
+    cores. The workers are forked from this process, so they share its settings
+    (deterministic algorithms, the ``ATEN_CPU_CAPABILITY`` kernels), and each runs on one
+    thread: a call computes exactly what it computes here, bit for bit, as long as it seeds
+    itself (every training of this module does) and its function and arguments pickle (a
+    function of a module, dataclasses, numbers). Only the wall time changes. With one core the
+    calls run here, one after another. Where ``fork`` is not available (Windows, macOS's
+    default) the workers are spawned and import longdep afresh; the results are the same.
+    """
+    if not isinstance(calls, dict) or not all(
+            isinstance(call, tuple) and len(call) == 2 and callable(call[0])
+            and isinstance(call[1], tuple) for call in calls.values()):
+        raise TypeError("calls must map keys to (function, arguments tuple)")
+    workers = worker_count(len(calls))
+    if workers == 1:
+        return {key: function(*arguments) for key, (function, arguments) in calls.items()}
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(workers, multiprocessing.get_context(method),
+                             initializer=set_one_thread) as pool:
+        futures = {key: pool.submit(function, *arguments)
+                   for key, (function, arguments) in calls.items()}
+        return {key: future.result() for key, future in futures.items()}
+
+
+def key_recall_runs(single: Sequence[str], seeded: Sequence[str], distance: int,
+                    shape: ModelShape = ModelShape()
+                    ) -> tuple[dict[str, float], dict[str, torch.Tensor]]:
+    """Chapter 6's key recall at ``distance``: :func:`key_recall_accuracy` (one run) of every
+    model of ``single`` and :func:`key_recall_seed_accuracies` (the budget's seeds) of every
+    model of ``seeded``, all of :data:`longdep.experiments.registry.KEY_RECALL_MODELS`, the
+    trainings spread over the cores (:func:`in_worker_processes`; each result is what it is
+    alone). Returns (accuracy by model, seed accuracies by model)."""
+    calls = {(name, False): (key_recall_accuracy, (name, distance, shape)) for name in single}
+    calls |= {(name, True): (key_recall_seed_accuracies, (name, distance, shape))
+              for name in seeded}
+    results = in_worker_processes(calls)
+    return ({name: results[name, False] for name in single},
+            {name: results[name, True] for name in seeded})
+
+
 SOLVED = 0.9
 """Held-out accuracy from which key recall counts as solved (:func:`recall_outcome`)."""
 
@@ -602,6 +662,20 @@ def mqar_accuracies(name: str, pair_counts: Sequence[int],
                               clip_norm=s.clip_norm)
         accuracies[:, column] = torch.tensor([result.accuracy for result in results])
     return accuracies
+
+
+def mqar_grids(names: Sequence[str], pair_counts: Sequence[int],
+               setting: MQARSetting = MQARSetting()) -> dict[str, torch.Tensor]:
+    """:func:`mqar_accuracies` of every model of ``names``, the trainings of every (model,
+    number of pairs) spread over the cores (:func:`in_worker_processes`): each count trains
+    its own models, so its column is the same computed alone (Chapter 6, "The price of a fixed
+    state")."""
+    counts = list(pair_counts)
+    calls = {(name, pairs): (mqar_accuracies, (name, [pairs], setting))
+             for pairs in sorted(counts, reverse=True) for name in names}  # longest first
+    columns = in_worker_processes(calls)
+    return {name: torch.cat([columns[name, pairs] for pairs in counts], dim=1)
+            for name in names}
 
 
 RECALLED = 0.7
