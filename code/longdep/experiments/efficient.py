@@ -493,6 +493,30 @@ class ModelMeasures:
     pairs_recalled: str = "not measured"
 
 
+def counted_measures(name: str, lengths: Sequence[int], flop_lengths: Sequence[int],
+                     shape: ModelShape = ModelShape()) -> dict[str, object]:
+    """The columns of the summary table that model ``name`` is counted for, not trained:
+    ``cost_exponent`` (:func:`layer_cost_exponent` over ``flop_lengths``), ``depths``
+    (:func:`sequential_depths`) and ``path_lengths`` (:func:`path_length`) at ``lengths``, and
+    ``gradient_factors`` (:func:`gradient_path_factors`) at the longest of them: keyword
+    arguments of :class:`ModelMeasures`."""
+    check_lengths(lengths, least=2, count=2)
+    return dict(cost_exponent=layer_cost_exponent(name, flop_lengths, shape),
+                depths=sequential_depths(name, lengths, shape),
+                path_lengths=[path_length(name, n, shape) for n in lengths],
+                gradient_factors=gradient_path_factors(name, lengths[-1], shape))
+
+
+def counted_measures_of(names: Sequence[str], lengths: Sequence[int],
+                        flop_lengths: Sequence[int], shape: ModelShape = ModelShape()
+                        ) -> dict[str, dict[str, object]]:
+    """:func:`counted_measures` of every model of ``names``, spread over the cores
+    (:func:`in_worker_processes`; counts, the same wherever they are made)."""
+    return in_worker_processes({name: (counted_measures,
+                                       (name, list(lengths), list(flop_lengths), shape))
+                                for name in names})
+
+
 def summary_table(measures: dict[str, ModelMeasures], lengths: Sequence[int], distance: int,
                   mqar_width: int | None = None) -> Table:
     """The book's summary table: one row per model, every cell from ``measures``. ``lengths``
