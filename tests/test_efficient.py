@@ -588,3 +588,14 @@ def test_counted_measures_are_the_summary_tables_counts():
     names = ["tanh RNN", "linear attention"]
     assert counted_measures_of(names, [4, 8], [16, 32], shape) == {
         name: counted_measures(name, [4, 8], [16, 32], shape) for name in names}
+
+
+def test_spawned_workers_return_the_same(monkeypatch):
+    import longdep.experiments.efficient as efficient
+    monkeypatch.setattr(efficient.sys, "platform", "darwin")  # spawn, as off Linux
+    generator = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(1, 10, 4, generator=generator) for _ in range(3))
+    calls = {seed: (performer_errors, (q, k, v, [4], 2, True, seed)) for seed in (0, 1)}
+    there = efficient.in_worker_processes(calls)
+    assert all(torch.equal(there[seed], performer_errors(q, k, v, [4], 2, True, seed))
+               for seed in calls)

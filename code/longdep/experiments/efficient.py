@@ -20,6 +20,7 @@ SSM). Every column of the summary table is measured here, none is typed:
 import math
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -340,9 +341,11 @@ def worker_count(calls: int) -> int:
                       else os.cpu_count() or 1))
 
 
-def set_one_thread() -> None:
-    """Run on one thread, as :func:`longdep.book.reproducible` sets the chapters up."""
+def set_up_worker(deterministic: bool) -> None:
+    """Run on one thread, as :func:`longdep.book.reproducible` sets the chapters up, with the
+    parent's choice of deterministic algorithms (a spawned worker does not inherit it)."""
     torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(deterministic)
 
 
 def in_worker_processes(calls: dict[Hashable, tuple[Callable, tuple]]) -> dict[Hashable, object]:
@@ -356,8 +359,9 @@ def in_worker_processes(calls: dict[Hashable, tuple[Callable, tuple]]) -> dict[H
     thread: a call computes exactly what it computes here, bit for bit, as long as it seeds
     itself (every training of this module does) and its function and arguments pickle (a
     function of a module, dataclasses, numbers). Only the wall time changes. With one core the
-    calls run here, one after another. Where ``fork`` is not available (Windows, macOS's
-    default) the workers are spawned and import longdep afresh; the results are the same.
+    calls run here, one after another. Outside Linux (macOS, Windows) the workers are
+    spawned instead of forked: they import longdep afresh and are given the thread
+    count and the choice of deterministic algorithms.
     """
     if not isinstance(calls, dict) or not all(
             isinstance(call, tuple) and len(call) == 2 and callable(call[0])
@@ -366,9 +370,10 @@ def in_worker_processes(calls: dict[Hashable, tuple[Callable, tuple]]) -> dict[H
     workers = worker_count(len(calls))
     if workers == 1:
         return {key: function(*arguments) for key, (function, arguments) in calls.items()}
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    method = "fork" if sys.platform == "linux" else "spawn"  # fork is unsafe on macOS
     with ProcessPoolExecutor(workers, multiprocessing.get_context(method),
-                             initializer=set_one_thread) as pool:
+                             initializer=set_up_worker,
+                             initargs=(torch.are_deterministic_algorithms_enabled(),)) as pool:
         futures = {key: pool.submit(function, *arguments)
                    for key, (function, arguments) in calls.items()}
         return {key: future.result() for key, future in futures.items()}
