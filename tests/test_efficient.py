@@ -8,9 +8,7 @@ from longdep.book import Table
 from longdep.experiments.attention import fewest_layers
 from longdep.experiments.efficient import (
     ATTENTION_KINDS,
-    BOOK_MODELS,
     ModelMeasures,
-    ModelShape,
     attention_call,
     attention_costs,
     attention_seconds,
@@ -28,10 +26,10 @@ from longdep.experiments.efficient import (
     gradient_path_factors,
     state_transition_factors,
     key_recall_accuracy,
-    ORDER_BLIND,
     big_o,
     decoding_costs,
 )
+from longdep.experiments.registry import BOOK_MODELS, ORDER_BLIND, ModelShape
 from longdep.models.bag import BagOfTokens
 from longdep.measure.cost import (
     crossover_length,
@@ -553,3 +551,51 @@ def test_the_order_blind_control_trains_on_key_recall_and_other_names_raise():
 def test_public_functions_check_their_arguments(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_calls_in_worker_processes_return_what_they_return_here():
+    from longdep.experiments.efficient import in_worker_processes, worker_count
+    generator = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(1, 12, 4, generator=generator) for _ in range(3))
+    calls = {(m, seed): (performer_errors, (q, k, v, [m], 2, True, seed))
+             for m in (2, 8) for seed in (0, 1)}
+    here = {key: function(*arguments) for key, (function, arguments) in calls.items()}
+    there = in_worker_processes(calls)
+    assert list(there) == list(calls)
+    assert all(torch.equal(there[key], here[key]) for key in calls)  # bit for bit
+    assert 1 <= worker_count(3) <= 3 and worker_count(1) == 1
+    with pytest.raises(TypeError, match="calls must map keys"):
+        in_worker_processes({"a": (performer_errors, [q, k, v])})
+
+
+def test_key_recall_runs_keeps_single_and_seeded_apart(monkeypatch):
+    import longdep.experiments.efficient as efficient
+    calls = []
+    monkeypatch.setattr(efficient, "in_worker_processes",
+                        lambda c: calls.append(c) or {key: key[0] for key in c})
+    single, seeded = efficient.key_recall_runs(["tanh RNN"], ["LSTM"], 5)
+    assert single == {"tanh RNN": "tanh RNN"} and seeded == {"LSTM": "LSTM"}
+    assert calls[0][("LSTM", True)][0] is efficient.key_recall_seed_accuracies
+
+
+def test_counted_measures_are_the_summary_tables_counts():
+    from longdep.experiments.efficient import counted_measures, counted_measures_of
+    shape = ModelShape(input_size=8, width=8, d_ff=16, window=3)
+    counted = counted_measures("tanh RNN", [4, 8], [16, 32], shape)
+    assert counted["path_lengths"] == [4, 8] and counted["gradient_factors"] == 8
+    assert ModelMeasures(**counted, gradient_ratio=0.0, gradient_ratio_from_one=0.0,
+                         key_recall="solved").depths == counted["depths"]
+    names = ["tanh RNN", "linear attention"]
+    assert counted_measures_of(names, [4, 8], [16, 32], shape) == {
+        name: counted_measures(name, [4, 8], [16, 32], shape) for name in names}
+
+
+def test_spawned_workers_return_the_same(monkeypatch):
+    import longdep.experiments.efficient as efficient
+    monkeypatch.setattr(efficient.sys, "platform", "darwin")  # spawn, as off Linux
+    generator = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(1, 10, 4, generator=generator) for _ in range(3))
+    calls = {seed: (performer_errors, (q, k, v, [4], 2, True, seed)) for seed in (0, 1)}
+    there = efficient.in_worker_processes(calls)
+    assert all(torch.equal(there[seed], performer_errors(q, k, v, [4], 2, True, seed))
+               for seed in calls)

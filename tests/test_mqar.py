@@ -4,13 +4,13 @@ longdep.tasks.mqar_batch's layout and errors, and the MQAR experiment's pieces."
 import pytest
 import torch
 from longdep.experiments.efficient import (
-    MQAR_MODELS,
     RECALLED,
     MQARSetting,
     PairRecallClassifier,
     mqar_accuracies,
     pairs_recalled,
 )
+from longdep.experiments.registry import MQAR_MODELS
 from longdep.models.mixers import mixer_stack
 from longdep.plots.efficient import plot_mqar
 from longdep.tasks import mqar_batch
@@ -109,3 +109,12 @@ def test_plot_mqar_checks_its_grids():
         plot_mqar([4, 8], {"a": [[1.0, 0.5, 0.2]]}, 0.0625, 16)
     with pytest.raises(ValueError, match="at least one curve"):
         plot_mqar([4, 8], {}, 0.0625, 16)
+
+
+def test_mqar_grids_equal_each_model_trained_alone():
+    from longdep.experiments.efficient import mqar_grids
+    setting = MQARSetting(steps=3, batch_size=4, seeds=(0, 1))
+    grids = mqar_grids(MQAR_MODELS[:2], [1, 2], setting)
+    assert list(grids) == list(MQAR_MODELS[:2])
+    for name, grid in grids.items():
+        assert torch.equal(grid, mqar_accuracies(name, [1, 2], setting))

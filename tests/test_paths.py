@@ -2,8 +2,8 @@
 
 import pytest
 import torch
+from longdep.experiments.registry import TABLE_1_LAYERS
 from longdep.experiments.attention import (
-    TABLE_1_LAYERS,
     check_layer_kind,
     encoder_layers,
     fewest_layers,

@@ -19,7 +19,6 @@ last output depends on the first input (:mod:`longdep.measure.reach`); :func:`la
 counts one layer's floating-point operations.
 """
 
-import math
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
@@ -30,9 +29,8 @@ from torch.utils.flop_counter import FlopCounterMode
 from longdep.measure.gradients import softmax_jacobian_norm
 from longdep.measure.reach import first_dependent_layer, sweep_outputs
 from longdep.models._checks import check_callable, check_positive
-from longdep.models.attention import CausalSelfAttention, sinusoidal_table
-from longdep.models.conv import CausalConvolution
-from longdep.models.rnn import ElmanRNN
+from longdep.experiments.registry import TABLE_1, TABLE_1_KIND, TABLE_1_LAYERS
+from longdep.models.attention import sinusoidal_table
 from longdep.models.transformer import EncoderLayer
 
 
@@ -142,21 +140,6 @@ def shift_matrix(d_model: int, offset: int) -> torch.Tensor:
     return torch.block_diag(*blocks)
 
 
-TABLE_1_LAYERS = ("self-attention", "recurrent", "convolution", "dilated convolution",
-          "windowed attention")
-
-
-# The "maximum path length" column of Vaswani et al. (2017), Table 1: n is the sequence length,
-# k the kernel size, r the size of the attention window.
-TABLE_1_PATH_LENGTH = {
-    "self-attention": "O(1)",
-    "recurrent": "O(n)",
-    "convolution": "O(n/k)",
-    "dilated convolution": "O(log_k n)",
-    "windowed attention": "O(n/r)",
-}
-
-
 def check_layer_kind(kind: str, kernel_size: int, window: int) -> None:
     """Raise a clear ``ValueError`` for an unknown layer kind, kernel size or window."""
     if kind not in TABLE_1_LAYERS:
@@ -169,17 +152,13 @@ def check_layer_kind(kind: str, kernel_size: int, window: int) -> None:
 
 def make_layer(kind: str, features: int, index: int = 0, kernel_size: int = 3,
                window: int = 8) -> nn.Module:
-    """Layer number ``index`` (from 0) of a stack of ``kind``; dilations double per layer."""
+    """Layer number ``index`` (from 0) of a stack of ``kind``, a layer type of
+    :data:`longdep.experiments.registry.TABLE_1_LAYERS`; dilations double per layer."""
     check_layer_kind(kind, kernel_size, window)
     check_positive(features=features)
     if isinstance(index, bool) or not isinstance(index, int) or index < 0:
         raise ValueError(f"index must be a non-negative int, got {index!r}")
-    if kind == "recurrent":
-        return ElmanRNN(features, features)
-    if kind in ("convolution", "dilated convolution"):
-        dilation = 2**index if kind == "dilated convolution" else 1
-        return CausalConvolution(features, kernel_size, dilation)
-    return CausalSelfAttention(features, window if kind == "windowed attention" else None)
+    return TABLE_1[kind].layer(features, index, kernel_size, window)
 
 
 def layer_outputs(kind: str, x: torch.Tensor, max_layers: int, kernel_size: int = 3,
@@ -195,7 +174,7 @@ def layer_outputs(kind: str, x: torch.Tensor, max_layers: int, kernel_size: int 
     if not isinstance(x, torch.Tensor) or x.dim() != 3:
         raise ValueError(f"x must be a tensor of shape (batch, time, features), got "
                          f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
-    if kind == "recurrent":
+    if TABLE_1_KIND[kind].recurrent:
         yield from sweep_outputs(make_layer(kind, x.size(-1)).to(x.dtype), x, max_layers)
         return
     h = x
@@ -236,19 +215,7 @@ def predicted_layers(kind: str, steps: int, kernel_size: int = 3, window: int = 
     check_layer_kind(kind, kernel_size, window)
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 2:
         raise ValueError(f"steps must be an int of at least 2, got {steps!r}")
-    span = steps - 1
-    if kind == "self-attention":
-        return 1
-    if kind == "recurrent":
-        return steps
-    if kind == "convolution":
-        return math.ceil(span / (kernel_size - 1))
-    if kind == "windowed attention":
-        return math.ceil(span / (window - 1))
-    layers = 1
-    while (kernel_size - 1) * (2**layers - 1) < span:
-        layers += 1
-    return layers
+    return TABLE_1[kind].layers_needed(steps, kernel_size, window)
 
 
 def layer_flops(kind: str, steps: int, features: int, kernel_size: int = 3,

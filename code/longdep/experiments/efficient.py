@@ -18,13 +18,26 @@ SSM). Every column of the summary table is measured here, none is typed:
 """
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from longdep.book import Table, significant
+from longdep.experiments.registry import (
+    BOOK_MODELS,
+    KEY_RECALL_MODELS,
+    KIND,
+    MQAR_MODELS,
+    ModelKind,
+    ModelShape,
+    model_kind,
+)
 from longdep.experiments.key_recall import (
     KEY_RECALL_BUDGET,
     train_key_recall,
@@ -59,10 +72,6 @@ from longdep.models.linear import (
     performer_attention,
     random_projection,
 )
-from longdep.models.bag import BagOfTokens
-from longdep.models.lstm import LSTM
-from longdep.models.mixers import mixer_stack
-from longdep.models.rnn import ElmanRNN
 from longdep.models.ssm import SelectiveSSM
 from longdep.models.sparse import bigbird_mask, sliding_window_attention
 from longdep.tasks import mqar_batch
@@ -212,59 +221,17 @@ def random_mask_path_lengths(length: int, window: int, global_positions: list[in
             for _ in range(draws)]
 
 
-MIXER_OF = {"Transformer (softmax attention)": "softmax", "sliding-window attention": "window",
-            "linear attention": "linear", "selective SSM": "ssm"}
-
-
-BOOK_MODELS = ("tanh RNN", "LSTM", *MIXER_OF)
-
-ORDER_BLIND = "bag of tokens (order-blind control)"
-"""The control row of the key-recall results: :class:`longdep.models.bag.BagOfTokens`."""
-
-KEY_RECALL_MODELS = (*BOOK_MODELS, ORDER_BLIND)
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """The sizes every compared model shares. ``input_size`` and ``width`` are the key-recall
-    budget's embedding and model widths; the stacks have ``num_layers`` layers, ``num_heads``
-    heads and a feed-forward width ``d_ff``; ``window`` keys per query for the sliding window,
-    ``state_size`` states per channel for the SSM, ``forget_bias`` for the LSTM (Chapter 3)."""
-
-    input_size: int = KEY_RECALL_BUDGET.embedding_dim
-    width: int = KEY_RECALL_BUDGET.model_dim
-    num_layers: int = 1
-    num_heads: int = 2
-    d_ff: int = 64
-    window: int = 8
-    state_size: int = 2
-    forget_bias: float = 3.0
-    max_len: int = 4096
-
-
-def check_model(name: str) -> None:
-    """Raise a clear ``ValueError`` unless ``name`` is one of :data:`BOOK_MODELS`."""
-    if name not in BOOK_MODELS:
-        raise ValueError(f"model must be one of {BOOK_MODELS}, got {name!r}")
+def check_model(name: str) -> ModelKind:
+    """The kind of model ``name``; a clear ``ValueError`` unless it is one of
+    :data:`longdep.experiments.registry.BOOK_MODELS`."""
+    return model_kind(name, BOOK_MODELS)
 
 
 def summary_model(name: str, shape: ModelShape = ModelShape(), input_size: int | None = None
-               ) -> nn.Module:
-    """A fresh model ``name`` of :data:`BOOK_MODELS`: (batch, time, input_size) -> (batch, time,
-    width), or a tuple starting with that for the recurrent ones. ``input_size`` defaults to
-    ``shape.input_size``; the stacks read it through a linear map when it differs from width."""
-    check_model(name)
-    if not isinstance(shape, ModelShape):
-        raise TypeError(f"shape must be a ModelShape, got {type(shape).__name__}")
-    size = shape.input_size if input_size is None else input_size
-    check_int(least=1, input_size=size)
-    if name == "tanh RNN":
-        return ElmanRNN(size, shape.width)
-    if name == "LSTM":
-        return LSTM(size, shape.width, forget_bias=shape.forget_bias)
-    return mixer_stack(MIXER_OF[name], shape.width, shape.num_heads, shape.num_layers, shape.d_ff,
-                       shape.max_len, shape.window, shape.state_size,
-                       None if size == shape.width else size)
+                  ) -> nn.Module:
+    """A fresh model ``name`` of :data:`longdep.experiments.registry.BOOK_MODELS`, built by its
+    kind (:meth:`longdep.experiments.registry.ModelKind.build`)."""
+    return check_model(name).build(shape, input_size)
 
 
 def layer_cost_exponent(name: str, lengths: Sequence[int], shape: ModelShape = ModelShape()
@@ -295,15 +262,14 @@ def path_length(name: str, steps: int, shape: ModelShape = ModelShape(), seed: i
     """The fewest layers (sweeps, for the RNN and the LSTM) after which output ``steps - 1`` of
     model ``name`` depends on input 0, found through the derivative as in Chapter 4
     (:func:`longdep.measure.reach.first_dependent_layer`)."""
-    check_model(name)
+    kind = check_model(name)
     if steps < 2:
         raise ValueError(f"steps must be at least 2, got {steps}")
 
     def outputs(x: torch.Tensor) -> Iterator[torch.Tensor]:
-        if name not in MIXER_OF:
-            return sweep_outputs(summary_model(name, shape, shape.width).double(), x, steps)
-        stack = mixer_stack(MIXER_OF[name], shape.width, shape.num_heads, steps, shape.d_ff,
-                            shape.max_len, shape.window, shape.state_size).double()
+        if kind.recurrent:
+            return sweep_outputs(kind.build(shape, shape.width).double(), x, steps)
+        stack = kind.stack(shape, steps).double()
         return stack.layer_outputs(stack.positional_encoding(x))
 
     layers = first_dependent_layer(outputs, steps, shape.width, seed)
@@ -329,20 +295,14 @@ def gradient_ratios(name: str, steps: int, shape: ModelShape = ModelShape(), bat
 
 
 def training_core(name: str, shape: ModelShape = ModelShape()) -> nn.Module:
-    """The core that :func:`key_recall_accuracy` trains: :func:`summary_model`, except that the
-    tanh RNN and the LSTM are their PyTorch twins (``torch.nn.RNN``, ``LSTM.to_torch()``), as in
-    Chapter 3: the same models (equal given the same weights, as the tests check), several
-    times faster to train (Chapter 6, "Key recall under the common budget"). ``name`` may also
-    be :data:`ORDER_BLIND`, the bag of tokens, which sees which tokens came, not in what order.
-    """
-    if name == ORDER_BLIND:
-        return BagOfTokens(shape.input_size, shape.width)
-    check_model(name)
-    if name == "tanh RNN":
-        return nn.RNN(shape.input_size, shape.width, batch_first=True)
-    if name == "LSTM":
-        return LSTM(shape.input_size, shape.width, forget_bias=shape.forget_bias).to_torch()
-    return summary_model(name, shape)
+    """The core that :func:`key_recall_accuracy` trains
+    (:meth:`longdep.experiments.registry.ModelKind.training_core`): the model itself, except
+    that the tanh RNN and the LSTM are their PyTorch twins (``torch.nn.RNN``,
+    ``LSTM.to_torch()``), as in Chapter 3: the same models (equal given the same weights, as
+    the tests check), several times faster to train (Chapter 6, "Key recall under the common
+    budget"). ``name`` is one of :data:`longdep.experiments.registry.KEY_RECALL_MODELS`, which
+    adds the bag of tokens, which sees which tokens came, not in what order."""
+    return model_kind(name, KEY_RECALL_MODELS).training_core(shape)
 
 
 def key_recall_accuracy(name: str, distance: int, shape: ModelShape = ModelShape(),
@@ -368,10 +328,71 @@ def key_recall_seed_accuracies(name: str, distance: int, shape: ModelShape = Mod
         raise ValueError(f"name must be one of {KEY_RECALL_MODELS}, got {name!r}")
     check_int(least=1, distance=distance)
     seeds = check_lengths(seeds, least=0, name="seeds")
-    vectorized = name in MIXER_OF
+    vectorized = KIND[name].mixer is not None  # torch's recurrent twins have no vmap rule
     results = train_key_recall_seeds(lambda: training_core(name, shape), shape.width, distance,
                                      seeds, vectorized=vectorized)
     return torch.tensor([result.accuracy for result in results], dtype=torch.float64)
+
+
+def worker_count(calls: int) -> int:
+    """How many worker processes :func:`in_worker_processes` starts: one per core this process
+    may run on (two on the book's machines), at most one per call."""
+    return max(1, min(calls, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
+
+
+def set_up_worker(deterministic: bool) -> None:
+    """Run on one thread, as :func:`longdep.book.reproducible` sets the chapters up, with the
+    parent's choice of deterministic algorithms (a spawned worker does not inherit it)."""
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(deterministic)
+
+
+def in_worker_processes(calls: dict[Hashable, tuple[Callable, tuple]]) -> dict[Hashable, object]:
+    """``function(*arguments)`` for every ``key: (function, arguments)`` of ``calls``, returned
+    under the same keys, the calls spread over :func:`worker_count` processes (Chapter 6,
+    "Key recall under the common budget").
+
+    A chapter runs on one thread, so the trainings of a cell can share the machine's other
+    cores. The workers are forked from this process, so they share its settings
+    (deterministic algorithms, the ``ATEN_CPU_CAPABILITY`` kernels), and each runs on one
+    thread: a call computes exactly what it computes here, bit for bit, as long as it seeds
+    itself (every training of this module does) and its function and arguments pickle (a
+    function of a module, dataclasses, numbers). Only the wall time changes. With one core the
+    calls run here, one after another. Outside Linux (macOS, Windows) the workers are
+    spawned instead of forked: they import longdep afresh and are given the thread
+    count and the choice of deterministic algorithms.
+    """
+    if not isinstance(calls, dict) or not all(
+            isinstance(call, tuple) and len(call) == 2 and callable(call[0])
+            and isinstance(call[1], tuple) for call in calls.values()):
+        raise TypeError("calls must map keys to (function, arguments tuple)")
+    workers = worker_count(len(calls))
+    if workers == 1:
+        return {key: function(*arguments) for key, (function, arguments) in calls.items()}
+    method = "fork" if sys.platform == "linux" else "spawn"  # fork is unsafe on macOS
+    with ProcessPoolExecutor(workers, multiprocessing.get_context(method),
+                             initializer=set_up_worker,
+                             initargs=(torch.are_deterministic_algorithms_enabled(),)) as pool:
+        futures = {key: pool.submit(function, *arguments)
+                   for key, (function, arguments) in calls.items()}
+        return {key: future.result() for key, future in futures.items()}
+
+
+def key_recall_runs(single: Sequence[str], seeded: Sequence[str], distance: int,
+                    shape: ModelShape = ModelShape()
+                    ) -> tuple[dict[str, float], dict[str, torch.Tensor]]:
+    """Chapter 6's key recall at ``distance``: :func:`key_recall_accuracy` (one run) of every
+    model of ``single`` and :func:`key_recall_seed_accuracies` (the budget's seeds) of every
+    model of ``seeded``, all of :data:`longdep.experiments.registry.KEY_RECALL_MODELS`, the
+    trainings spread over the cores (:func:`in_worker_processes`; each result is what it is
+    alone). Returns (accuracy by model, seed accuracies by model)."""
+    calls = {(name, False): (key_recall_accuracy, (name, distance, shape)) for name in single}
+    calls |= {(name, True): (key_recall_seed_accuracies, (name, distance, shape))
+              for name in seeded}
+    results = in_worker_processes(calls)
+    return ({name: results[name, False] for name in single},
+            {name: results[name, True] for name in seeded})
 
 
 SOLVED = 0.9
@@ -406,12 +427,11 @@ def key_out_of_reach(name: str, distance: int, shape: ModelShape = ModelShape())
     through the derivative (:func:`longdep.measure.reach.first_dependent_layer`). Its accuracy
     is then chance whatever the training, so Chapter 6 does not train it. A recurrence reaches
     every step, so this is False for the tanh RNN and the LSTM."""
-    check_model(name)
+    kind = check_model(name)
     check_int(least=1, distance=distance)
-    if name not in MIXER_OF:
+    if kind.recurrent:
         return False
-    stack = mixer_stack(MIXER_OF[name], shape.width, shape.num_heads, shape.num_layers,
-                        shape.d_ff, shape.max_len, shape.window, shape.state_size).double()
+    stack = kind.stack(shape, shape.num_layers).double()
     layers = first_dependent_layer(lambda x: stack.layer_outputs(stack.positional_encoding(x)),
                                    distance + 1, shape.width)
     return layers is None
@@ -433,11 +453,11 @@ def state_transition_factors(name: str, steps: int, shape: ModelShape = ModelSha
     :eq:`eq-ch6-ssm-gradient`, counted here where one differs from 1 on random inputs (all
     T - 1 of them); linear attention's state S_j = S_{j-1} + phi(k_j) v_j^T has the identity
     as its Jacobian, and softmax and window attention carry no state from step to step: 0."""
-    check_model(name)
+    kind = check_model(name)
     check_int(least=2, steps=steps)
-    if name in ("tanh RNN", "LSTM"):
+    if kind.recurrent:
         return steps - 1
-    if name != "selective SSM":
+    if kind.mixer != "ssm":
         return 0
     torch.manual_seed(seed)
     layer = SelectiveSSM(shape.width, shape.state_size).double()
@@ -452,7 +472,7 @@ def gradient_path_factors(name: str, steps: int, shape: ModelShape = ModelShape(
     step-to-step factors inside a layer (:func:`state_transition_factors`). It puts the
     recurrences, whose path length counts steps, and the SSM, whose path length counts layers,
     on one scale (Chapter 6, "The book's summary table")."""
-    layers = 1 if name in ("tanh RNN", "LSTM") else path_length(name, steps, shape)
+    layers = 1 if check_model(name).recurrent else path_length(name, steps, shape)
     return layers + state_transition_factors(name, steps, shape)
 
 
@@ -476,6 +496,30 @@ class ModelMeasures:
     gradient_ratio_from_one: float
     key_recall: str
     pairs_recalled: str = "not measured"
+
+
+def counted_measures(name: str, lengths: Sequence[int], flop_lengths: Sequence[int],
+                     shape: ModelShape = ModelShape()) -> dict[str, object]:
+    """The columns of the summary table that model ``name`` is counted for, not trained:
+    ``cost_exponent`` (:func:`layer_cost_exponent` over ``flop_lengths``), ``depths``
+    (:func:`sequential_depths`) and ``path_lengths`` (:func:`path_length`) at ``lengths``, and
+    ``gradient_factors`` (:func:`gradient_path_factors`) at the longest of them: keyword
+    arguments of :class:`ModelMeasures`."""
+    check_lengths(lengths, least=2, count=2)
+    return dict(cost_exponent=layer_cost_exponent(name, flop_lengths, shape),
+                depths=sequential_depths(name, lengths, shape),
+                path_lengths=[path_length(name, n, shape) for n in lengths],
+                gradient_factors=gradient_path_factors(name, lengths[-1], shape))
+
+
+def counted_measures_of(names: Sequence[str], lengths: Sequence[int],
+                        flop_lengths: Sequence[int], shape: ModelShape = ModelShape()
+                        ) -> dict[str, dict[str, object]]:
+    """:func:`counted_measures` of every model of ``names``, spread over the cores
+    (:func:`in_worker_processes`; counts, the same wherever they are made)."""
+    return in_worker_processes({name: (counted_measures,
+                                       (name, list(lengths), list(flop_lengths), shape))
+                                for name in names})
 
 
 def summary_table(measures: dict[str, ModelMeasures], lengths: Sequence[int], distance: int,
@@ -600,6 +644,11 @@ class MQARSetting:
     clip_norm: float = 1.0
     seeds: tuple[int, ...] = (0, 1, 2)
 
+    def shape(self, max_len: int) -> ModelShape:
+        """The one-layer models' sizes: feed-forward width 2 x width, ``max_len`` positions."""
+        return ModelShape(input_size=self.width, width=self.width, num_heads=self.num_heads,
+                          d_ff=2 * self.width, state_size=self.state_size, max_len=max_len)
+
     def state_numbers(self, mixer: str) -> int:
         """Numbers in the fixed state of one layer of ``mixer`` ("linear" or "ssm"; linear
         attention's normaliser z left out)."""
@@ -608,10 +657,6 @@ class MQARSetting:
         if mixer == "ssm":
             return self.width * self.state_size
         raise ValueError(f"mixer must be 'linear' or 'ssm' (a fixed state), got {mixer!r}")
-
-
-MQAR_MODELS = ("Transformer (softmax attention)", "linear attention", "selective SSM")
-"""The models of :data:`BOOK_MODELS` that Chapter 6 compares on MQAR."""
 
 
 def mqar_accuracies(name: str, pair_counts: Sequence[int],
@@ -640,13 +685,26 @@ def mqar_accuracies(name: str, pair_counts: Sequence[int],
         models = []
         for seed in s.seeds:
             torch.manual_seed(seed)
-            core = mixer_stack(MIXER_OF[name], s.width, s.num_heads, 1, 2 * s.width,
-                               2 * pairs, state_size=s.state_size)
+            core = KIND[name].build(s.shape(2 * pairs))
             models.append(PairRecallClassifier(core, s.width, s.num_keys, s.num_values))
         results = train_seeds(models, make_batch, s.steps, s.seeds, lr=s.lr,
                               clip_norm=s.clip_norm)
         accuracies[:, column] = torch.tensor([result.accuracy for result in results])
     return accuracies
+
+
+def mqar_grids(names: Sequence[str], pair_counts: Sequence[int],
+               setting: MQARSetting = MQARSetting()) -> dict[str, torch.Tensor]:
+    """:func:`mqar_accuracies` of every model of ``names``, the trainings of every (model,
+    number of pairs) spread over the cores (:func:`in_worker_processes`): each count trains
+    its own models, so its column is the same computed alone (Chapter 6, "The price of a fixed
+    state")."""
+    counts = list(pair_counts)
+    calls = {(name, pairs): (mqar_accuracies, (name, [pairs], setting))
+             for pairs in sorted(counts, reverse=True) for name in names}  # longest first
+    columns = in_worker_processes(calls)
+    return {name: torch.cat([columns[name, pairs] for pairs in counts], dim=1)
+            for name in names}
 
 
 RECALLED = 0.7

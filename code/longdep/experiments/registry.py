@@ -1,0 +1,221 @@
+"""The book's one registry of model kinds (Chapters 4 and 6).
+
+Every kind of sequence model that a chapter compares is named once, in :data:`KINDS`, with what
+the chapters need of it: its display name, how to build it for a :class:`ModelShape`
+(:meth:`ModelKind.build`), its token-mixer key when it is one of the mixers that
+:func:`longdep.models.mixers.mixer_stack` puts in a Transformer layer (a key of
+:data:`longdep.models.mixers.MIXERS`), and its row of Vaswani et al.'s (2017) Table 1 when it
+has one (:class:`Table1Row`: the layer Chapter 4 stacks, the path length the paper states and
+the receptive-field formula). Every list of models a page or a driver uses is derived from it:
+:data:`TABLE_1_LAYERS` and :data:`TABLE_1_PATH_LENGTH` (Chapter 4), :data:`BOOK_MODELS`,
+:data:`KEY_RECALL_MODELS`, :data:`MQAR_MODELS` and :data:`MIXER_OF` (Chapter 6).
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from torch import nn
+
+from longdep.experiments.key_recall import KEY_RECALL_BUDGET
+from longdep.models.attention import CausalSelfAttention
+from longdep.models.bag import BagOfTokens
+from longdep.models.conv import CausalConvolution
+from longdep.models.lstm import LSTM
+from longdep.models.mixers import MIXERS, mixer_stack
+from longdep.models.rnn import ElmanRNN
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The sizes every compared model of Chapter 6 shares. ``input_size`` and ``width`` are the
+    key-recall budget's embedding and model widths; the stacks have ``num_layers`` layers,
+    ``num_heads`` heads and a feed-forward width ``d_ff``; ``window`` keys per query for the
+    sliding window, ``state_size`` states per channel for the SSM, ``forget_bias`` for the LSTM
+    (Chapter 3); ``max_len`` positions of the stacks' sinusoidal table."""
+
+    input_size: int = KEY_RECALL_BUDGET.embedding_dim
+    width: int = KEY_RECALL_BUDGET.model_dim
+    num_layers: int = 1
+    num_heads: int = 2
+    d_ff: int = 64
+    window: int = 8
+    state_size: int = 2
+    forget_bias: float = 3.0
+    max_len: int = 4096
+
+
+# (features, index from 0 in the stack, kernel size k, window r) -> one layer of a stack
+LayerMaker = Callable[[int, int, int, int], nn.Module]
+
+
+@dataclass(frozen=True)
+class Table1Row:
+    """A row of Vaswani et al.'s (2017) Table 1, as Chapter 4 measures it ("Table 1,
+    measured"): ``label`` the paper's name of the layer type, ``column`` a short heading for a
+    printed table (at the chapter's k = 3 and r = 8), ``path_length`` the paper's maximum path
+    length (n the sequence length, k the kernel size, r the window), ``position`` the row's
+    place in the chapter's table, ``layer`` the layer Chapter 4 stacks, and ``layers_needed``
+    the receptive-field formula: (steps, k, r) -> the fewest layers after which output
+    ``steps - 1`` depends on input 0."""
+
+    label: str
+    column: str
+    path_length: str
+    position: int
+    layer: LayerMaker
+    layers_needed: Callable[[int, int, int], int]
+
+
+def dilated_layers_needed(steps: int, kernel_size: int, window: int) -> int:
+    """Dilations 1, 2, 4, ... reach (k - 1)(2^L - 1) steps back after L layers (Chapter 4)."""
+    layers = 1
+    while (kernel_size - 1) * (2**layers - 1) < steps - 1:
+        layers += 1
+    return layers
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """One kind of sequence model (see the module docstring).
+
+    ``name`` is its display name. ``mixer`` is its key of
+    :data:`longdep.models.mixers.MIXERS` when it is a Pre-LN stack with that token mixer; a
+    kind that is no mixer stack gives ``make(shape, input_size)`` instead. ``recurrent`` marks
+    a recurrence evaluated step by step (a path length counts one layer per step, Chapter 4).
+    ``twin(shape)`` is a faster equal model to train, PyTorch's twin (Chapter 3), when there is
+    one. ``table_1`` is its row of Table 1. The flags say which comparisons of Chapter 6 it
+    takes part in: the summary table and the gradient profiles (``in_book``), key recall,
+    multi-query associative recall.
+    """
+
+    name: str
+    mixer: str | None = None
+    make: Callable[[ModelShape, int], nn.Module] | None = None
+    recurrent: bool = False
+    twin: Callable[[ModelShape], nn.Module] | None = None
+    table_1: Table1Row | None = None
+    in_book: bool = False
+    key_recall: bool = False
+    mqar: bool = False
+
+    def __post_init__(self):
+        if self.mixer is not None and self.make is not None:
+            raise ValueError(f"{self.name}: give a mixer key or a maker, not both")
+        if self.mixer is None and self.make is None and (self.in_book or self.key_recall
+                                                         or self.mqar):
+            raise ValueError(f"{self.name}: a compared model needs a mixer key or a maker")
+        if self.mixer is not None and self.mixer not in MIXERS:
+            raise ValueError(f"{self.name}: mixer must be one of {MIXERS}, got {self.mixer!r}")
+
+    def build(self, shape: ModelShape = ModelShape(), input_size: int | None = None
+              ) -> nn.Module:
+        """A fresh model: (batch, time, input_size) -> (batch, time, shape.width), or a tuple
+        starting with that for the recurrent ones. ``input_size`` defaults to
+        ``shape.input_size``; a stack reads it through a linear map when it differs from the
+        width (Chapter 6)."""
+        if not isinstance(shape, ModelShape):
+            raise TypeError(f"shape must be a ModelShape, got {type(shape).__name__}")
+        size = shape.input_size if input_size is None else input_size
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"input_size must be an int of at least 1, got {size!r}")
+        if self.mixer is None:
+            if self.make is None:
+                raise ValueError(f"{self.name} is only a layer of Table 1, not a model")
+            return self.make(shape, size)
+        return mixer_stack(self.mixer, shape.width, shape.num_heads, shape.num_layers,
+                           shape.d_ff, shape.max_len, shape.window, shape.state_size,
+                           None if size == shape.width else size)
+
+    def stack(self, shape: ModelShape, num_layers: int) -> nn.Module:
+        """The mixer stack of ``num_layers`` layers reading ``shape.width`` features (Chapter
+        6's path lengths); it has ``positional_encoding`` and ``layer_outputs``."""
+        if self.mixer is None:
+            raise ValueError(f"{self.name} is not a mixer stack")
+        return self.build(replace(shape, num_layers=num_layers), shape.width)
+
+    def training_core(self, shape: ModelShape = ModelShape()) -> nn.Module:
+        """What a training loop trains: :attr:`twin` when there is one, else :meth:`build`."""
+        return self.twin(shape) if self.twin is not None else self.build(shape)
+
+
+def causal_attention_layer(window: bool) -> LayerMaker:
+    """Table 1's attention layer, full or restricted to a window of r positions."""
+    return lambda features, index, k, r: CausalSelfAttention(features, r if window else None)
+
+
+def convolution_layer(dilated: bool) -> LayerMaker:
+    """Table 1's causal convolution of kernel k; dilated, the dilation doubles per layer."""
+    return lambda features, index, k, r: CausalConvolution(features, k,
+                                                           2**index if dilated else 1)
+
+
+ORDER_BLIND = "bag of tokens (order-blind control)"
+"""The control row of the key-recall results: :class:`longdep.models.bag.BagOfTokens`."""
+
+KINDS = (
+    ModelKind("tanh RNN", make=lambda shape, size: ElmanRNN(size, shape.width),
+              recurrent=True,
+              twin=lambda shape: nn.RNN(shape.input_size, shape.width, batch_first=True),
+              table_1=Table1Row("recurrent", "recurrent", "O(n)", 1,
+                                lambda features, index, k, r: ElmanRNN(features, features),
+                                lambda steps, k, r: steps),
+              in_book=True, key_recall=True),
+    ModelKind("LSTM",
+              make=lambda shape, size: LSTM(size, shape.width, forget_bias=shape.forget_bias),
+              recurrent=True,
+              twin=lambda shape: LSTM(shape.input_size, shape.width,
+                                      forget_bias=shape.forget_bias).to_torch(),
+              in_book=True, key_recall=True),
+    ModelKind("Transformer (softmax attention)", mixer="softmax",
+              table_1=Table1Row("self-attention", "attention", "O(1)", 0,
+                                causal_attention_layer(window=False), lambda steps, k, r: 1),
+              in_book=True, key_recall=True, mqar=True),
+    ModelKind("sliding-window attention", mixer="window",
+              table_1=Table1Row("windowed attention", "window r=8", "O(n/r)", 4,
+                                causal_attention_layer(window=True),
+                                lambda steps, k, r: math.ceil((steps - 1) / (r - 1))),
+              in_book=True, key_recall=True),
+    ModelKind("linear attention", mixer="linear", in_book=True, key_recall=True, mqar=True),
+    ModelKind("selective SSM", mixer="ssm", in_book=True, key_recall=True, mqar=True),
+    ModelKind("convolution",
+              table_1=Table1Row("convolution", "conv k=3", "O(n/k)", 2,
+                                convolution_layer(dilated=False),
+                                lambda steps, k, r: math.ceil((steps - 1) / (k - 1)))),
+    ModelKind("dilated convolution",
+              table_1=Table1Row("dilated convolution", "dilated", "O(log_k n)", 3,
+                                convolution_layer(dilated=True), dilated_layers_needed)),
+    ModelKind(ORDER_BLIND,
+              make=lambda shape, size: BagOfTokens(size, shape.width), key_recall=True),
+)
+"""Every kind of model of the book, once."""
+
+KIND = {kind.name: kind for kind in KINDS}
+
+TABLE_1_KIND = {kind.table_1.label: kind for kind in
+                sorted((k for k in KINDS if k.table_1), key=lambda k: k.table_1.position)}
+"""Table 1's layer types (its rows' labels) -> their kinds, in the order Chapter 4 prints them."""
+
+TABLE_1 = {label: kind.table_1 for label, kind in TABLE_1_KIND.items()}
+
+TABLE_1_LAYERS = tuple(TABLE_1)
+TABLE_1_PATH_LENGTH = {label: row.path_length for label, row in TABLE_1.items()}
+
+BOOK_MODELS = tuple(kind.name for kind in KINDS if kind.in_book)
+"""The six models of Chapter 6's summary table."""
+
+KEY_RECALL_MODELS = tuple(kind.name for kind in KINDS if kind.key_recall)
+"""The book's models and the order-blind control, as Chapter 6's key recall compares them."""
+
+MQAR_MODELS = tuple(kind.name for kind in KINDS if kind.mqar)
+"""The models of :data:`BOOK_MODELS` that Chapter 6 compares on MQAR."""
+
+MIXER_OF = {kind.name: kind.mixer for kind in KINDS if kind.mixer is not None}
+"""Display name -> key of :data:`longdep.models.mixers.MIXERS`."""
+
+
+def model_kind(name: str, among: tuple[str, ...] = tuple(KIND)) -> ModelKind:
+    """The kind named ``name``; a clear ``ValueError`` unless it is one of ``among``."""
+    if name not in among:
+        raise ValueError(f"model must be one of {among}, got {name!r}")
+    return KIND[name]
