@@ -75,7 +75,7 @@ def test_shift_matrix_is_a_rotation_group():
 
 
 def test_shift_matrix_errors():
-    with pytest.raises(ValueError, match="offset must be non-negative"):
+    with pytest.raises(ValueError, match="offset must be a non-negative int, got -1"):
         shift_matrix(8, -1)
     with pytest.raises(ValueError, match="even"):
         shift_matrix(7, 1)
