@@ -554,7 +554,7 @@ def test_public_functions_check_their_arguments(call, error, message):
 
 
 def test_calls_in_worker_processes_return_what_they_return_here():
-    from longdep.experiments.efficient import in_worker_processes, worker_count
+    from longdep.experiments.workers import in_worker_processes, worker_count
     generator = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(1, 12, 4, generator=generator) for _ in range(3))
     calls = {(m, seed): (performer_errors, (q, k, v, [m], 2, True, seed))
@@ -591,11 +591,11 @@ def test_counted_measures_are_the_summary_tables_counts():
 
 
 def test_spawned_workers_return_the_same(monkeypatch):
-    import longdep.experiments.efficient as efficient
-    monkeypatch.setattr(efficient.sys, "platform", "darwin")  # spawn, as off Linux
+    import longdep.experiments.workers as workers
+    monkeypatch.setattr(workers.sys, "platform", "darwin")  # spawn, as off Linux
     generator = torch.Generator().manual_seed(4)
     q, k, v = (torch.randn(1, 10, 4, generator=generator) for _ in range(3))
     calls = {seed: (performer_errors, (q, k, v, [4], 2, True, seed)) for seed in (0, 1)}
-    there = efficient.in_worker_processes(calls)
+    there = workers.in_worker_processes(calls)
     assert all(torch.equal(there[seed], performer_errors(q, k, v, [4], 2, True, seed))
                for seed in calls)

@@ -317,3 +317,18 @@ def test_plots_check_their_arguments():
         plot_key_recall_accuracy([5, 10], {"a": torch.ones(2, 2).numpy()}, chance=2, title="t")
     with pytest.raises(ValueError, match=r"seconds\['a'\] must be a 1-d array"):
         plot_sequential_cost([4], {"a": [[1.0]]}, positions=4)
+
+
+def test_key_recall_side_by_side_equals_one_after_another():
+    """Distances trained in worker processes give the accuracies of a serial run, bit for bit."""
+    from longdep.experiments.key_recall import KeyRecallBudget, key_recall_accuracies, tanh_rnn
+
+    budget = KeyRecallBudget(steps=3, batch_size=4, eval_batches=1, distances=(2, 3),
+                             seeds=(0, 1))
+    serial = key_recall_accuracies(tanh_rnn, budget.model_dim, budget, vectorized=False)
+    spread = key_recall_accuracies(tanh_rnn, budget.model_dim, budget, vectorized=False,
+                                   side_by_side=True)
+    assert torch.equal(serial, spread)
+    with pytest.raises(ValueError, match="side_by_side needs stop_below=None"):
+        key_recall_accuracies(tanh_rnn, budget.model_dim, budget, stop_below=0.3,
+                              side_by_side=True)

@@ -8,7 +8,7 @@ not training efforts.
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -18,6 +18,7 @@ from longdep.models.bag import BagOfTokens
 from longdep.models.gru import GRU
 from longdep.models.heads import LastStepClassifier
 from longdep.models.lstm import LSTM
+from longdep.experiments.workers import in_worker_processes
 from longdep.models.transformer import EncoderStack
 from longdep.tasks import key_recall_batch
 from longdep.train import Batch, TrainingResult, train, train_seeds
@@ -213,6 +214,7 @@ def key_recall_accuracies(
     warmup_steps: int = 0,
     vectorized: bool = True,
     stop_below: float | Sequence[float] | None = None,
+    side_by_side: bool = False,
 ) -> torch.Tensor:
     """Held-out key-recall accuracy of one kind of model over the budget's grid (Chapter 3,
     "A task that needs memory: key recall").
@@ -221,12 +223,25 @@ def key_recall_accuracies(
     :func:`train_key_recall_seeds` (``vectorized`` as there). With ``stop_below``, once every
     seed's accuracy at a distance is below it, the longer distances are not trained (a longer
     distance is only harder) and their entries are NaN; ``stop_below`` may also be one number
-    per distance, such as :func:`content_only_accuracy` plus a margin. Returns a
+    per distance, such as :func:`content_only_accuracy` plus a margin. Without it the
+    distances are independent, and ``side_by_side`` trains them in worker processes, one per
+    core (:func:`longdep.experiments.workers.in_worker_processes`: the same numbers, bit for
+    bit, sooner; ``make_core`` must then be a function of a module). Returns a
     (len(budget.seeds), len(budget.distances)) tensor of accuracies.
     """
     check_maker(make_core)
     check_budget(budget)
     check_count(core_dim=core_dim)
+    if side_by_side:
+        if stop_below is not None:
+            raise ValueError("side_by_side needs stop_below=None: with it, each distance "
+                             "depends on the one before")
+        columns = in_worker_processes({
+            distance: (key_recall_accuracies, (make_core, core_dim,
+                                               replace(budget, distances=(distance,)),
+                                               warmup_steps, vectorized))
+            for distance in budget.distances})
+        return torch.cat(list(columns.values()), dim=1)
     if stop_below is not None:
         limits = (list(stop_below) if isinstance(stop_below, (list, tuple))
                   else [stop_below] * len(budget.distances))

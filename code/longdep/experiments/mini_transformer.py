@@ -5,15 +5,18 @@ initialisation, and the depth sweep of Post-LN, warm-up and Pre-LN.
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 
 import torch
 from torch import nn
 
 from longdep.experiments.key_recall import (
     KEY_RECALL_BUDGET,
+    KeyRecallBudget,
     key_recall_transformer,
     train_key_recall_seeds,
 )
+from longdep.experiments.workers import in_worker_processes
 from longdep.models.attention import sinusoidal_table
 from longdep.models.transformer import NextTokenModel, next_token_model
 from longdep.train import TrainingResult
@@ -173,19 +176,23 @@ def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
         if label not in DEPTH_SWEEP_RUNS:
             raise ValueError(f"labels must be among {list(DEPTH_SWEEP_RUNS)}, got {label!r}")
     budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
-    accuracies = {}
-    for label in labels:
-        norm_first, warm = DEPTH_SWEEP_RUNS[label]
-        rows = []
-        for depth in depths:
-            def make_core(depth=depth, norm_first=norm_first):
-                return key_recall_transformer(budget, depth, num_heads, norm_first=norm_first)
+    # every (label, depth) trains on its own, so they run side by side, one per core
+    runs = in_worker_processes({
+        (label, depth): (depth_sweep_run, (label, depth, budget, distance, num_heads,
+                                           tuple(seeds), warmup_steps))
+        for label in labels for depth in depths})
+    return {label: torch.tensor([runs[label, depth] for depth in depths], dtype=torch.float64)
+            for label in labels}
 
-            results = train_key_recall_seeds(make_core, budget.model_dim, distance, seeds,
-                                             budget, warmup_steps if warm else 0)
-            rows.append([result.accuracy for result in results])
-        accuracies[label] = torch.tensor(rows, dtype=torch.float64)
-    return accuracies
+
+def depth_sweep_run(label: str, depth: int, budget: KeyRecallBudget, distance: int,
+                    num_heads: int, seeds: tuple[int, ...], warmup_steps: int) -> list[float]:
+    """One (label, depth) of :func:`depth_sweep`: the held-out accuracy of each seed."""
+    norm_first, warm = DEPTH_SWEEP_RUNS[label]
+    make_core = partial(key_recall_transformer, budget, depth, num_heads, norm_first=norm_first)
+    results = train_key_recall_seeds(make_core, budget.model_dim, distance, seeds, budget,
+                                     warmup_steps if warm else 0)
+    return [result.accuracy for result in results]
 
 
 def fitted_exponent(depths: Sequence[int], values: Sequence[float]) -> float:

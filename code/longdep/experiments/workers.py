@@ -1,0 +1,59 @@
+"""Spread independent computations of a chapter over the machine's cores (Chapters 3, 5, 6).
+
+The chapters run on one thread (their operations are too small to gain from a second), so the
+trainings of one cell can run side by side in worker processes, one per core, each on one
+thread. A computation that seeds itself returns exactly what it returns in the chapter's own
+process, bit for bit: only the wall time changes.
+"""
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Hashable
+from concurrent.futures import ProcessPoolExecutor
+
+import torch
+
+
+def worker_count(calls: int) -> int:
+    """How many worker processes :func:`in_worker_processes` starts: one per core this process
+    may run on (two on the book's machines), at most one per call."""
+    return max(1, min(calls, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
+
+
+def set_up_worker(deterministic: bool) -> None:
+    """Run on one thread, as :func:`longdep.book.reproducible` sets the chapters up, with the
+    parent's choice of deterministic algorithms (a spawned worker does not inherit it)."""
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(deterministic)
+
+
+def in_worker_processes(calls: dict[Hashable, tuple[Callable, tuple]]) -> dict[Hashable, object]:
+    """``function(*arguments)`` for every ``key: (function, arguments)`` of ``calls``, returned
+    under the same keys, the calls spread over :func:`worker_count` processes.
+
+    A chapter runs on one thread, so the trainings of a cell can share the machine's other
+    cores. The workers are forked from this process, so they share its settings
+    (deterministic algorithms, the ``ATEN_CPU_CAPABILITY`` kernels), and each runs on one
+    thread: a call computes exactly what it computes here, bit for bit, as long as it seeds
+    itself (every training of longdep does) and its function and arguments pickle (a
+    function of a module, dataclasses, numbers). Only the wall time changes. With one core the
+    calls run here, one after another. Outside Linux (macOS, Windows) the workers are
+    spawned instead of forked: they import longdep afresh and are given the thread
+    count and the choice of deterministic algorithms.
+    """
+    if not isinstance(calls, dict) or not all(
+            isinstance(call, tuple) and len(call) == 2 and callable(call[0])
+            and isinstance(call[1], tuple) for call in calls.values()):
+        raise TypeError("calls must map keys to (function, arguments tuple)")
+    workers = worker_count(len(calls))
+    if workers == 1:
+        return {key: function(*arguments) for key, (function, arguments) in calls.items()}
+    method = "fork" if sys.platform == "linux" else "spawn"  # fork is unsafe on macOS
+    with ProcessPoolExecutor(workers, multiprocessing.get_context(method),
+                             initializer=set_up_worker,
+                             initargs=(torch.are_deterministic_algorithms_enabled(),)) as pool:
+        futures = {key: pool.submit(function, *arguments)
+                   for key, (function, arguments) in calls.items()}
+        return {key: future.result() for key, future in futures.items()}
