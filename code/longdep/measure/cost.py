@@ -3,8 +3,11 @@
 
 - :func:`seconds_per_call`, :func:`interleaved_seconds`: wall-clock time (volatile: it depends on
   the machine and its load, so it illustrates, never decides);
-- :func:`peak_tensor_bytes`: the largest total size of tensors alive at once during a call,
-  counted exactly from the tensors PyTorch creates (deterministic);
+- :func:`peak_allocated_bytes`: the most memory a call holds at once, from the allocator's
+  records, a fused kernel's internal work buffers included (deterministic; Chapter 6 uses it);
+- :func:`peak_tensor_bytes`: the largest total size of the tensors that operators return and
+  that are alive at once, counted from the tensors PyTorch creates (deterministic; blind to a
+  kernel's internal buffers, which is how the tests show what the allocator count adds);
 - :func:`matmul_flops`: floating-point operations of the matrix products, counted by
   :class:`torch.utils.flop_counter.FlopCounterMode` (deterministic; elementwise work not counted);
 - :func:`graph_depth`: the longest chain of operations in the autograd graph, i.e. how many
