@@ -6,7 +6,10 @@ chapter and the machine's float32 matrix-multiply speed on two threads (the medi
 several 1024 x 1024 products). The book's speed budgets (DESIGN.md) are set for a machine of
 about 110 GFLOP/s. Nothing passes or fails: a chapter that raises is reported as such.
 
-    .venv/bin/python benchmarks/bench_book.py [--chapters 01 04] [--repeats 9]
+    .venv/bin/python benchmarks/bench_book.py [--chapters 01 04] [--repeats 9] [--slowest 5]
+
+With ``--slowest N`` each chapter's row is followed by its N slowest cells (seconds, the cell's
+index in the notebook and its first line), to show where a chapter's time goes.
 """
 
 import argparse
@@ -17,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -46,14 +50,26 @@ def matmul_gflops(size: int = SIZE, threads: int = THREADS, repeats: int = 9) ->
         torch.set_num_threads(previous)
 
 
-def chapter_seconds(notebook: Path, timeout: int) -> tuple[float, str]:
-    """Wall-clock seconds to execute a copy of ``notebook`` in a temporary folder, and "ok" or
-    the name of the error that stopped it."""
+def cell_seconds(nb: nbformat.NotebookNode) -> list[tuple[float, int, str]]:
+    """(seconds, index, first line) of each executed code cell, from nbclient's timing record."""
+    timed = []
+    for index, cell in enumerate(nb.cells):
+        timing = cell.get("metadata", {}).get("execution", {})
+        if cell.cell_type == "code" and "shell.execute_reply" in timing:
+            seconds = (datetime.fromisoformat(timing["shell.execute_reply"].replace("Z", "+00:00"))
+                       - datetime.fromisoformat(timing["iopub.execute_input"].replace("Z", "+00:00")))
+            timed.append((seconds.total_seconds(), index, cell.source.split("\n", 1)[0]))
+    return timed
+
+
+def chapter_seconds(notebook: Path, timeout: int) -> tuple[float, str, list[tuple[float, int, str]]]:
+    """Wall-clock seconds to execute a copy of ``notebook`` in a temporary folder, "ok" or the
+    name of the error that stopped it, and each cell's seconds (``cell_seconds``)."""
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / notebook.name
         shutil.copy(notebook, copy)
         nb = nbformat.read(copy, as_version=4)
-        client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,
                                 resources={"metadata": {"path": folder}})
         start = time.perf_counter()
         try:
@@ -61,7 +77,7 @@ def chapter_seconds(notebook: Path, timeout: int) -> tuple[float, str]:
             status = "ok"
         except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:  # report it
             status = type(error).__name__
-        return time.perf_counter() - start, status
+        return time.perf_counter() - start, status, cell_seconds(nb)
 
 
 def main() -> None:
@@ -69,6 +85,8 @@ def main() -> None:
     parser.add_argument("--chapters", nargs="*", default=None,
                         help="chapter numbers such as 01 04 (default: all)")
     parser.add_argument("--repeats", type=int, default=9, help="matmuls timed (default 9)")
+    parser.add_argument("--slowest", type=int, default=0,
+                        help="also list each chapter's N slowest cells (default 0)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     args = parser.parse_args()
 
@@ -89,9 +107,11 @@ def main() -> None:
     print(f"{'chapter':32s} {'seconds':>8s}  status")
     total = 0.0
     for notebook in notebooks:
-        seconds, status = chapter_seconds(notebook, args.timeout)
+        seconds, status, cells = chapter_seconds(notebook, args.timeout)
         total += seconds
         print(f"{notebook.stem:32s} {seconds:8.1f}  {status}", flush=True)
+        for cell_time, index, first_line in sorted(cells, reverse=True)[:args.slowest]:
+            print(f"    cell {index:3d} {cell_time:7.1f}  {first_line[:60]}", flush=True)
     print(f"{'all chapters':32s} {total:8.1f}")
     print(f"matmul again: {matmul_gflops(repeats=args.repeats):.0f} GFLOP/s "
           f"(a change means the machine's load changed during the run)")

@@ -26,6 +26,28 @@ def test_output_depends_on_content_and_is_causal():
     assert (y[:, 4:] - y_changed[:, 4:]).abs().amax() > 1e-3
 
 
+def test_last_only_is_the_last_step_of_the_full_output_with_the_same_gradients():
+    torch.manual_seed(0)
+    full = BagOfTokens(3, 5).double()
+    last = BagOfTokens(3, 5, last_only=True).double()
+    last.load_state_dict(full.state_dict())
+    x = torch.randn(2, 7, 3, dtype=torch.float64)
+    x[:, 3] = x[:, 1]  # a repeated token: ties in the maximum, as repeated ids make them
+    x_full, x_last = x.clone().requires_grad_(), x.clone().requires_grad_()
+    y_full, y_last = full(x_full)[:, -1:], last(x_last)
+    assert y_last.shape == (2, 1, 5)
+    torch.testing.assert_close(y_last, y_full, rtol=0, atol=1e-12)
+    y_full.sum().backward()
+    y_last.sum().backward()
+    # a tie splits the max's gradient differently, so compare what the tied rows get together
+    for grad in (x_full.grad, x_last.grad):
+        grad[:, 1] += grad[:, 3]
+        grad[:, 3] = 0
+    torch.testing.assert_close(x_last.grad, x_full.grad, rtol=0, atol=1e-12)
+    for a, b in zip(full.parameters(), last.parameters()):
+        torch.testing.assert_close(b.grad, a.grad, rtol=0, atol=1e-12)
+
+
 def test_running_mean_and_max_by_hand():
     bag = BagOfTokens(1, 2)
     with torch.no_grad():  # route the pooled features straight out: y = mean + max

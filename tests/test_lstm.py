@@ -249,7 +249,7 @@ def test_key_recall_cores_are_initialised_as_named():
     assert lstm.bias_ih_l0[32:64].eq(3.0).all() and not lstm.bias_hh_l0[32:64].any()
     assert isinstance(kr.gru(), nn.GRU) and kr.gru().hidden_size == 32
     x = torch.randn(2, 5, 16)
-    assert kr.bag_of_tokens()(x).shape == (2, 5, 32)
+    assert kr.bag_of_tokens()(x).shape == (2, 1, 32)  # the last step, all it needs
 
 
 def test_accuracy_word_relative_to_the_order_blind_bound():
@@ -319,16 +319,20 @@ def test_plots_check_their_arguments():
         plot_sequential_cost([4], {"a": [[1.0]]}, positions=4)
 
 
-def test_key_recall_side_by_side_equals_one_after_another():
-    """Distances trained in worker processes give the accuracies of a serial run, bit for bit."""
-    from longdep.experiments.key_recall import KeyRecallBudget, key_recall_accuracies, tanh_rnn
+def test_key_recall_rows_side_by_side_equal_one_after_another():
+    """Rows and distances trained in worker processes give the accuracies of a serial run,
+    bit for bit, in the budget's order of distances."""
+    from longdep.experiments.key_recall import (KeyRecallBudget, bag_of_tokens,
+                                                key_recall_accuracies, key_recall_rows)
 
-    budget = KeyRecallBudget(steps=3, batch_size=4, eval_batches=1, distances=(2, 3),
+    budget = KeyRecallBudget(steps=3, batch_size=4, eval_batches=1, distances=(2, 3, 5),
                              seeds=(0, 1))
-    serial = key_recall_accuracies(tanh_rnn, budget.model_dim, budget, vectorized=False)
-    spread = key_recall_accuracies(tanh_rnn, budget.model_dim, budget, vectorized=False,
-                                   side_by_side=True)
-    assert torch.equal(serial, spread)
-    with pytest.raises(ValueError, match="side_by_side needs stop_below=None"):
-        key_recall_accuracies(tanh_rnn, budget.model_dim, budget, stop_below=0.3,
-                              side_by_side=True)
+    makers = {"bag": bag_of_tokens, "bag again": bag_of_tokens}
+    spread = key_recall_rows(makers, budget.model_dim, budget)
+    serial = key_recall_accuracies(bag_of_tokens, budget.model_dim, budget)
+    assert list(spread) == list(makers)
+    assert all(torch.equal(serial, grid) for grid in spread.values())
+    with pytest.raises(TypeError, match="makers must be a non-empty dict"):
+        key_recall_rows({}, budget.model_dim, budget)
+    with pytest.raises(TypeError, match="make_core must be callable"):
+        key_recall_rows({"a": 3}, budget.model_dim, budget)

@@ -13,6 +13,9 @@ def test_reproducible_repeats_random_draws_and_sets_threads():
     assert torch.get_num_threads() == 2
     reproducible()
     assert torch.get_num_threads() == 1
+    # deterministic algorithms, without the NaN filling of fresh memory (a cost, no result)
+    assert torch.are_deterministic_algorithms_enabled()
+    assert not torch.utils.deterministic.fill_uninitialized_memory
 
 
 def test_bad_thread_count_raises():

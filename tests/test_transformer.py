@@ -3,6 +3,7 @@
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 from longdep.book import seed_everything
@@ -17,6 +18,7 @@ from longdep.experiments.mini_transformer import (
     depth_sweep,
     ffn_gradient_norms,
     ffn_gradient_norms_at_init,
+    ffn_gradient_profiles,
     fitted_exponent,
     token_position_norm_ratio,
 )
@@ -107,6 +109,30 @@ def test_causal_stack_ignores_the_future_and_full_stack_does_not():
         stack = EncoderStack(16, 4, 2, 24, max_len=8, causal=causal).double()
         same = torch.allclose(stack(x)[0, :5], stack(changed)[0, :5], rtol=0, atol=1e-14)
         assert same == causal
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("causal", [False, True])
+def test_last_only_stack_is_the_last_row_of_the_full_stack(norm_first, causal):
+    seed_everything(16)
+    full = EncoderStack(16, 4, 3, 24, max_len=9, norm_first=norm_first, causal=causal,
+                        input_size=5).double()
+    last = EncoderStack(16, 4, 3, 24, max_len=9, norm_first=norm_first, causal=causal,
+                        input_size=5, last_only=True).double()
+    last.load_state_dict(full.state_dict())
+    x = torch.randn(2, 9, 5, dtype=torch.float64)
+    mask = torch.rand(2, 9, 9) > 0.3
+    mask[..., 0] = True  # every query may see something
+    for m in (None, mask):
+        inputs = [x.clone().requires_grad_() for _ in range(2)]
+        y_full, y_last = full(inputs[0], m)[:, -1:], last(inputs[1], m)
+        assert y_last.shape == (2, 1, 16)
+        torch.testing.assert_close(y_last, y_full, rtol=0, atol=1e-13)
+        (y_full.sum() + y_last.sum()).backward()
+        torch.testing.assert_close(inputs[1].grad, inputs[0].grad, rtol=0, atol=1e-13)
+    # every layer but the last still computes every position
+    assert [y.shape[1] for y in last.layer_outputs(torch.randn(2, 9, 16, dtype=torch.float64),
+                                                    last_only=True)] == [9, 9, 1]
 
 
 def test_pre_ln_stack_ends_with_a_layer_norm():
@@ -235,6 +261,17 @@ def test_ffn_gradient_norms_equal_backward():
         ffn_gradient_norms(model, tokens, targets[:, :4])
 
 
+def test_gradient_profiles_side_by_side_equal_one_after_another(one_thread):
+    profiles = ffn_gradient_profiles((1, 2), seeds=(0,), d_model=8)
+    assert list(profiles) == ["PyTorch default", "Glorot"]
+    for name, glorot in (("PyTorch default", False), ("Glorot", True)):
+        for norm_first, spread in zip((False, True), profiles[name]):
+            serial = ffn_gradient_norms_at_init((1, 2), norm_first, (0,), d_model=8,
+                                                glorot=glorot)
+            assert list(spread) == [1, 2]
+            assert all(np.array_equal(spread[L], serial[L].numpy()) for L in (1, 2))
+
+
 def test_pre_ln_last_layer_gradient_shrinks_with_depth_and_post_ln_does_not(one_thread):
     """Xiong et al. (2020), Theorem 1, on small models: the claim Chapter 5 plots."""
     post = ffn_gradient_norms_at_init((4, 16), norm_first=False, seeds=(0,))
@@ -261,7 +298,7 @@ def test_key_recall_transformer_fits_the_budget():
     core = key_recall_transformer()
     output = core(torch.zeros(2, max(KEY_RECALL_BUDGET.distances) + 1,
                               KEY_RECALL_BUDGET.embedding_dim))
-    assert output.shape[-1] == KEY_RECALL_BUDGET.model_dim
+    assert output.shape == (2, 1, KEY_RECALL_BUDGET.model_dim)  # the last step, all it needs
 
 
 def test_depth_sweep_equals_one_training_run_per_seed(one_thread):

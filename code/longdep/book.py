@@ -63,11 +63,17 @@ def reproducible(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> No
     in an order that depends on how many threads share the work, and so does its round-off. The
     default is one thread: the book's models are small, and a second thread only adds
     synchronisation (on a loaded 2-core machine a chapter ran 5x slower with two).
+
+    Deterministic algorithms are required, but without filling uninitialised memory with NaN
+    (``torch.utils.deterministic.fill_uninitialized_memory``): that guards only against code
+    that reads memory before writing it, changes no result, and cost the LSTM trainings of
+    Chapter 3 about a fifth of their time (the LSTM kernel allocates work space every step).
     """
     _check_int("threads", threads, 1)
     seed_everything(seed)
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
+    torch.utils.deterministic.fill_uninitialized_memory = False
 
 
 def power_of_ten_above(value: float) -> float:

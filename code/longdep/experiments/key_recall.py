@@ -124,9 +124,10 @@ def gru(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.GRU:
 
 
 def bag_of_tokens(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> BagOfTokens:
-    """The order-blind control of every key-recall table (Chapter 3)."""
+    """The order-blind control of every key-recall table (Chapter 3); it computes only the last
+    step's output, all that the classifier reads."""
     check_budget(budget)
-    return BagOfTokens(budget.embedding_dim, budget.model_dim)
+    return BagOfTokens(budget.embedding_dim, budget.model_dim, last_only=True)
 
 
 def key_recall_classifier(core: nn.Module, core_dim: int, seed: int,
@@ -214,7 +215,6 @@ def key_recall_accuracies(
     warmup_steps: int = 0,
     vectorized: bool = True,
     stop_below: float | Sequence[float] | None = None,
-    side_by_side: bool = False,
 ) -> torch.Tensor:
     """Held-out key-recall accuracy of one kind of model over the budget's grid (Chapter 3,
     "A task that needs memory: key recall").
@@ -223,25 +223,12 @@ def key_recall_accuracies(
     :func:`train_key_recall_seeds` (``vectorized`` as there). With ``stop_below``, once every
     seed's accuracy at a distance is below it, the longer distances are not trained (a longer
     distance is only harder) and their entries are NaN; ``stop_below`` may also be one number
-    per distance, such as :func:`content_only_accuracy` plus a margin. Without it the
-    distances are independent, and ``side_by_side`` trains them in worker processes, one per
-    core (:func:`longdep.experiments.workers.in_worker_processes`: the same numbers, bit for
-    bit, sooner; ``make_core`` must then be a function of a module). Returns a
+    per distance, such as :func:`content_only_accuracy` plus a margin. Returns a
     (len(budget.seeds), len(budget.distances)) tensor of accuracies.
     """
     check_maker(make_core)
     check_budget(budget)
     check_count(core_dim=core_dim)
-    if side_by_side:
-        if stop_below is not None:
-            raise ValueError("side_by_side needs stop_below=None: with it, each distance "
-                             "depends on the one before")
-        columns = in_worker_processes({
-            distance: (key_recall_accuracies, (make_core, core_dim,
-                                               replace(budget, distances=(distance,)),
-                                               warmup_steps, vectorized))
-            for distance in budget.distances})
-        return torch.cat(list(columns.values()), dim=1)
     if stop_below is not None:
         limits = (list(stop_below) if isinstance(stop_below, (list, tuple))
                   else [stop_below] * len(budget.distances))
@@ -259,6 +246,30 @@ def key_recall_accuracies(
         if stop_below is not None and accuracies[:, j].max() < limits[j]:
             break
     return accuracies
+
+
+def key_recall_rows(makers: dict[str, Callable[[], nn.Module]], core_dim: int,
+                    budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> dict[str, torch.Tensor]:
+    """:func:`key_recall_accuracies` of every ``name: make_core`` of ``makers`` (vectorized,
+    every distance trained), each (model, distance) trained on its own in worker processes, one
+    per core (:func:`longdep.experiments.workers.in_worker_processes`: the same numbers, bit for
+    bit, sooner; each ``make_core`` must be a function of a module). The longest distances go
+    first, so that no core waits for one long run at the end (Chapter 5). Returns
+    {name: (len(budget.seeds), len(budget.distances)) tensor}."""
+    check_budget(budget)
+    check_count(core_dim=core_dim)
+    if not isinstance(makers, dict) or not makers:
+        raise TypeError(f"makers must be a non-empty dict of name -> make_core, got "
+                        f"{type(makers).__name__}")
+    for make_core in makers.values():
+        check_maker(make_core)
+    columns = in_worker_processes({
+        (name, distance): (key_recall_accuracies,
+                           (make_core, core_dim, replace(budget, distances=(distance,))))
+        for distance in sorted(budget.distances, reverse=True)
+        for name, make_core in makers.items()})
+    return {name: torch.cat([columns[name, distance] for distance in budget.distances], dim=1)
+            for name in makers}
 
 
 def content_only_accuracy(distance: int, num_keys: int = KEY_RECALL_BUDGET.num_keys) -> float:
@@ -365,10 +376,12 @@ def key_recall_transformer(budget: KeyRecallBudget = KEY_RECALL_BUDGET, num_laye
     Width ``budget.model_dim`` (as the recurrent cores get), feed-forward width twice that, a
     positional table long enough for the budget's longest distance, and an input projection from
     the budget's embeddings. Not causal: the classifier reads only the last position, which a
-    causal mask would not restrict.
+    causal mask would not restrict; and the stack computes only that position's output
+    (``last_only``: the last layer's one query), which is the same number at a fraction of the
+    cost.
     """
     check_budget(budget)
     check_count(num_layers=num_layers, num_heads=num_heads)
     return EncoderStack(budget.model_dim, num_heads, num_layers, 2 * budget.model_dim,
                         max_len=max(budget.distances) + 1, norm_first=norm_first,
-                        input_size=budget.embedding_dim)
+                        input_size=budget.embedding_dim, last_only=True)

@@ -111,6 +111,29 @@ def ffn_gradient_norms_at_init(depths: Sequence[int], norm_first: bool,
     return profiles
 
 
+INITIALISATIONS = {"PyTorch default": False, "Glorot": True}
+"""The initialisations of Chapter 5's gradient profiles: name -> the ``glorot`` flag of
+:func:`ffn_gradient_norms_at_init`."""
+
+
+def ffn_gradient_profiles(depths: Sequence[int], seeds: Sequence[int] = (0, 1, 2),
+                          d_model: int = 64) -> dict[str, tuple[dict, dict]]:
+    """:func:`ffn_gradient_norms_at_init` for every initialisation of :data:`INITIALISATIONS`,
+    Post-LN and Pre-LN (Chapter 5, "Post-LN and Pre-LN at initialisation"), each (depth,
+    initialisation, order) computed on its own in worker processes, one per core, the deepest
+    first (the same numbers, bit for bit, sooner). Returns {initialisation: (Post-LN profiles,
+    Pre-LN profiles)}, each {depth: (depth,) numpy array, layer 1 first}."""
+    check_depths(depths)
+    runs = in_worker_processes({
+        (name, norm_first, depth): (partial(ffn_gradient_norms_at_init, d_model=d_model,
+                                            glorot=glorot), ((depth,), norm_first, tuple(seeds)))
+        for depth in sorted(depths, reverse=True)
+        for name, glorot in INITIALISATIONS.items() for norm_first in (False, True)})
+    return {name: tuple({depth: runs[name, norm_first, depth][depth].numpy()
+                         for depth in depths} for norm_first in (False, True))
+            for name in INITIALISATIONS}
+
+
 def article_noise_fit(model: nn.Module, vocab_size: int, steps: int = 10, batch_size: int = 8,
                     length: int = 16, lr: float = 1e-3, seed: int = 0,
                     mask: torch.Tensor | None = None) -> TrainingResult:
@@ -176,11 +199,12 @@ def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
         if label not in DEPTH_SWEEP_RUNS:
             raise ValueError(f"labels must be among {list(DEPTH_SWEEP_RUNS)}, got {label!r}")
     budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
-    # every (label, depth) trains on its own, so they run side by side, one per core
+    # every (label, depth) trains on its own, so they run side by side, one per core, the
+    # deepest first so that no core waits for one long run at the end
     runs = in_worker_processes({
         (label, depth): (depth_sweep_run, (label, depth, budget, distance, num_heads,
                                            tuple(seeds), warmup_steps))
-        for label in labels for depth in depths})
+        for depth in sorted(depths, reverse=True) for label in labels})
     return {label: torch.tensor([runs[label, depth] for depth in depths], dtype=torch.float64)
             for label in labels}
 

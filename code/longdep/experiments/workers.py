@@ -22,11 +22,13 @@ def worker_count(calls: int) -> int:
                       else os.cpu_count() or 1))
 
 
-def set_up_worker(deterministic: bool) -> None:
+def set_up_worker(deterministic: bool, fill_memory: bool) -> None:
     """Run on one thread, as :func:`longdep.book.reproducible` sets the chapters up, with the
-    parent's choice of deterministic algorithms (a spawned worker does not inherit it)."""
+    parent's choice of deterministic algorithms and of filling uninitialised memory (a spawned
+    worker does not inherit them)."""
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(deterministic)
+    torch.utils.deterministic.fill_uninitialized_memory = fill_memory
 
 
 def in_worker_processes(calls: dict[Hashable, tuple[Callable, tuple]]) -> dict[Hashable, object]:
@@ -41,7 +43,7 @@ def in_worker_processes(calls: dict[Hashable, tuple[Callable, tuple]]) -> dict[H
     function of a module, dataclasses, numbers). Only the wall time changes. With one core the
     calls run here, one after another. Outside Linux (macOS, Windows) the workers are
     spawned instead of forked: they import longdep afresh and are given the thread
-    count and the choice of deterministic algorithms.
+    count and the choices of deterministic algorithms and memory filling.
     """
     if not isinstance(calls, dict) or not all(
             isinstance(call, tuple) and len(call) == 2 and callable(call[0])
@@ -53,7 +55,9 @@ def in_worker_processes(calls: dict[Hashable, tuple[Callable, tuple]]) -> dict[H
     method = "fork" if sys.platform == "linux" else "spawn"  # fork is unsafe on macOS
     with ProcessPoolExecutor(workers, multiprocessing.get_context(method),
                              initializer=set_up_worker,
-                             initargs=(torch.are_deterministic_algorithms_enabled(),)) as pool:
+                             initargs=(torch.are_deterministic_algorithms_enabled(),
+                                       torch.utils.deterministic.fill_uninitialized_memory)
+                             ) as pool:
         futures = {key: pool.submit(function, *arguments)
                    for key, (function, arguments) in calls.items()}
         return {key: future.result() for key, future in futures.items()}

@@ -21,17 +21,24 @@ except ImportError:  # copied into a folder of its own, beside _checks.py
 
 class BagOfTokens(nn.Module):
     """Running mean and running max of the inputs, then a two-layer MLP (Chapter 3);
-    (batch, time, input_size) -> (batch, time, hidden_size), blind to the inputs' order."""
+    (batch, time, input_size) -> (batch, time, hidden_size), blind to the inputs' order.
 
-    def __init__(self, input_size: int, hidden_size: int):
+    With ``last_only=True`` only y_T is computed, from the mean and max of all inputs:
+    (batch, 1, hidden_size), all that a classifier of the last step reads
+    (:class:`longdep.models.heads.LastStepClassifier`)."""
+
+    def __init__(self, input_size: int, hidden_size: int, last_only: bool = False):
         super().__init__()
         check_positive(input_size=input_size, hidden_size=hidden_size)
-        self.input_size = input_size
+        self.input_size, self.last_only = input_size, last_only
         self.mlp = nn.Sequential(nn.Linear(2 * input_size, hidden_size), nn.ReLU(),
                                  nn.Linear(hidden_size, hidden_size))
 
     def forward(self, x: Tensor) -> Tensor:
         check_sequence(x, self.input_size, like=self.mlp[0].weight)
+        if self.last_only:
+            summary = [x.mean(dim=1, keepdim=True), x.amax(dim=1, keepdim=True)]
+            return self.mlp(torch.cat(summary, dim=-1))  # (batch, 1, hidden_size)
         counts = torch.arange(1, x.shape[1] + 1, dtype=x.dtype, device=x.device)[:, None]
         mean = x.cumsum(dim=1) / counts  # (batch, time, input_size)
         running_max = x.cummax(dim=1).values  # (batch, time, input_size)

@@ -61,19 +61,29 @@ class EncoderLayer(nn.Module):
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
         self.dropout, self.dropout1, self.dropout2 = (nn.Dropout(dropout) for _ in range(3))
 
-    def attention_block(self, x: Tensor, mask: Tensor | None) -> Tensor:
-        return self.dropout1(self.self_attn(x, x, x, mask)[0])
+    def attention_block(self, x: Tensor, mask: Tensor | None, last_only: bool = False) -> Tensor:
+        query = x[:, -1:] if last_only else x  # the last position asks, all positions answer
+        return self.dropout1(self.self_attn(query, x, x, mask)[0])
 
     def feed_forward_block(self, x: Tensor) -> Tensor:
         return self.dropout2(self.linear2(self.dropout(torch.relu(self.linear1(x)))))
 
-    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
-        """x (batch, time, d_model) -> the same; mask as in :meth:`MultiHeadAttention.forward`."""
+    def forward(self, x: Tensor, mask: Tensor | None = None, last_only: bool = False) -> Tensor:
+        """x (batch, time, d_model) -> the same; mask as in :meth:`MultiHeadAttention.forward`.
+
+        With ``last_only`` only the last position's output is computed, (batch, 1, d_model):
+        its query attends to every position, and the feed-forward network runs once. It equals
+        the last row of the full output to round-off, at about 1 / time of the cost of the
+        attention scores and of everything after them.
+        """
         check_sequence(x, self.d_model, like=self.linear1.weight)
+        if last_only and mask is not None:
+            mask = mask[..., -1:, :]  # the last query's row
+        last = x[:, -1:] if last_only else x
         if self.norm_first:  # Pre-LN
-            x = x + self.attention_block(self.norm1(x), mask)
+            x = last + self.attention_block(self.norm1(x), mask, last_only)
             return x + self.feed_forward_block(self.norm2(x))
-        x = self.norm1(x + self.attention_block(x, mask))  # Post-LN
+        x = self.norm1(last + self.attention_block(x, mask, last_only))  # Post-LN
         return self.norm2(x + self.feed_forward_block(x))
 
     @classmethod
@@ -96,15 +106,19 @@ class EncoderStack(nn.Module):
     d_model) other than d_model adds a linear input projection. With ``causal=True`` position t
     sees only positions 0 .. t. Pre-LN needs the final LayerNorm: its residual stream is a sum of
     layer outputs that is never normalised otherwise.
+
+    With ``last_only=True`` the stack returns only the last position, (batch, 1, d_model), all
+    that a classifier of the last step reads (:class:`longdep.models.heads.LastStepClassifier`):
+    the last layer then computes one query instead of ``time`` (:meth:`EncoderLayer.forward`).
     """
 
     def __init__(self, d_model: int, num_heads: int, num_layers: int, d_ff: int, max_len: int,
                  dropout: float = 0.0, norm_first: bool = False, causal: bool = False,
-                 input_size: int | None = None):
+                 input_size: int | None = None, last_only: bool = False):
         super().__init__()
         self.input_size = d_model if input_size is None else input_size
         check_positive(d_model=d_model, num_layers=num_layers, input_size=self.input_size)
-        self.d_model, self.causal = d_model, causal
+        self.d_model, self.causal, self.last_only = d_model, causal, last_only
         self.input_projection = (nn.Identity() if self.input_size == d_model
                                  else nn.Linear(self.input_size, d_model))
         self.positional_encoding = PositionalEncoding(d_model, max_len)
@@ -115,26 +129,28 @@ class EncoderStack(nn.Module):
         self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
-        """x (batch, time, input_size) -> (batch, time, d_model); mask boolean, True = may
-        attend, broadcastable to (batch, time, time), and-ed with the causal mask if ``causal``."""
+        """x (batch, time, input_size) -> (batch, time, d_model), or (batch, 1, d_model) if
+        ``last_only``; mask boolean, True = may attend, broadcastable to (batch, time, time),
+        and-ed with the causal mask if ``causal``."""
         check_sequence(x, self.input_size, like=self.layers[0].linear1.weight)
         x = self.input_projection(x)  # (batch, time, d_model)
         x = self.dropout(self.positional_encoding(x))
-        for x in self.layer_outputs(x, mask):
+        for x in self.layer_outputs(x, mask, self.last_only):
             pass
         return self.final_norm(x)
 
-    def layer_outputs(self, x: Tensor, mask: Tensor | None = None):
+    def layer_outputs(self, x: Tensor, mask: Tensor | None = None, last_only: bool = False):
         """Yield the output (batch, time, d_model) of every layer in turn, for x already embedded
-        and positioned; mask as in :meth:`forward` (Chapter 6 measures each layer's reach)."""
+        and positioned; mask as in :meth:`forward` (Chapter 6 measures each layer's reach). With
+        ``last_only`` the last layer yields only the last position (:meth:`EncoderLayer.forward`)."""
         check_sequence(x, self.d_model, like=self.layers[0].linear1.weight)
         if mask is not None:
             check_mask(mask, (x.size(0), x.size(1), x.size(1)), "(batch, time, time)", x)
         if self.causal:
             causal = causal_mask(x.size(1), x.device)  # (time, time)
             mask = causal if mask is None else mask & causal
-        for layer in self.layers:
-            x = layer(x, mask)
+        for index, layer in enumerate(self.layers):
+            x = layer(x, mask, last_only and index == len(self.layers) - 1)
             yield x
 
 
