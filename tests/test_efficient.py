@@ -12,6 +12,7 @@ from longdep.experiments.efficient import (
     attention_call,
     attention_costs,
     attention_seconds,
+    fused_scratch_mib,
     crossover_phrase,
     gradient_ratios,
     key_out_of_reach,
@@ -38,6 +39,7 @@ from longdep.measure.cost import (
     growth_label,
     interleaved_seconds,
     matmul_flops,
+    peak_allocated_bytes,
     peak_tensor_bytes,
     seconds_per_call,
 )
@@ -393,6 +395,35 @@ def test_attention_costs_are_the_counts_of_the_formulas():
     assert costs.peak_bytes == attention_costs(lengths, features=d, window=w).peak_bytes
     seconds = attention_seconds(lengths[:2], features=d, window=w, repeats=1)
     assert {kind: len(row) for kind, row in seconds.items()} == dict.fromkeys(ATTENTION_KINDS, 2)
+
+
+def test_attention_cost_summaries_are_the_counts_rescaled_and_fitted():
+    lengths, d, w = [8, 16, 32, 64, 128, 256], 8, 16
+    costs = attention_costs(lengths, features=d, window=w)
+    assert costs.mebibytes()["softmax"] == [b / 2**20 for b in costs.peak_bytes["softmax"]]
+    flops = costs.exponents("flops")
+    assert flops["softmax"] == pytest.approx(2.0, abs=1e-12)  # 4 T^2 d exactly
+    assert flops["sliding window"] == pytest.approx(1.0, abs=1e-12)  # 4 T w d beyond T = w
+    assert costs.exponents("memory", last=2)["softmax"] == fitted_exponent(
+        lengths[-2:], costs.peak_bytes["softmax"][-2:])
+    crossings = costs.flop_crossings()
+    assert crossings["sliding window"] == pytest.approx(w)  # equal FLOPs up to T = w
+    assert crossings["linear"] == pytest.approx(64 + d)  # chunks of 64: 4 T (64 + d) d
+    with pytest.raises(ValueError, match="measure must be 'flops' or 'memory'"):
+        costs.exponents("seconds")
+    with pytest.raises(ValueError, match="last must be an int of at least 2"):
+        costs.exponents("flops", last=1)
+
+
+def test_fused_scratch_is_the_fused_kernels_memory_beyond_its_output():
+    lengths = [64, 512]
+    scratch = fused_scratch_mib(lengths, features=8)
+    for n, mib in zip(lengths, scratch):
+        whole = peak_allocated_bytes(attention_call("fused softmax", n, 8))
+        assert mib == (whole - 4 * n * 8) / 2**20
+        assert 0 < mib * 2**20 < n * n * 4  # more than nothing, less than the T x T scores
+    with pytest.raises(ValueError, match="features must be an int"):
+        fused_scratch_mib([8], features=0)
 
 
 def test_attention_calls_agree_where_they_must_and_reject_unknown_kinds():

@@ -136,6 +136,38 @@ class AttentionCosts:
     flops: dict[str, list[int]]
     peak_bytes: dict[str, list[int]]
 
+    def mebibytes(self) -> dict[str, list[float]]:
+        """``peak_bytes`` in MiB (2^20 bytes)."""
+        return {kind: [b / 2**20 for b in row] for kind, row in self.peak_bytes.items()}
+
+    def exponents(self, measure: str, last: int = 3) -> dict[str, float]:
+        """The exponent p of cost ~ T^p of every kind, fitted over the ``last`` longest lengths
+        (where the leading term dominates); ``measure`` is "flops" or "memory"."""
+        if measure not in ("flops", "memory"):
+            raise ValueError(f"measure must be 'flops' or 'memory', got {measure!r}")
+        check_int(least=2, last=last)
+        rows = self.flops if measure == "flops" else self.peak_bytes
+        return {kind: fitted_exponent(self.lengths[-last:], row[-last:])
+                for kind, row in rows.items()}
+
+    def flop_crossings(self, kinds: Sequence[str] = ("sliding window", "linear")
+                       ) -> dict[str, float]:
+        """The length beyond which softmax attention does more FLOPs than each of ``kinds``
+        (:func:`longdep.measure.cost.crossover_length`; nan if none in range)."""
+        return {kind: crossover_length(self.lengths, self.flops["softmax"], self.flops[kind])
+                for kind in kinds}
+
+
+def fused_scratch_mib(lengths: Sequence[int], features: int = 32) -> list[float]:
+    """The memory that the fused kernel ("fused softmax" of :func:`attention_call`) holds
+    beyond its own (T, features) float32 output, in MiB, at every length: its work buffer and
+    row statistics (Chapter 6, "What is quadratic and what need not be"). Counted by
+    :func:`longdep.measure.cost.peak_allocated_bytes`, the same on every run."""
+    check_lengths(lengths)
+    check_int(least=1, features=features)
+    return [(peak_allocated_bytes(attention_call("fused softmax", n, features))
+             - 4 * n * features) / 2**20 for n in lengths]
+
 
 def attention_costs(lengths: Sequence[int], features: int = 32, window: int = 64
                     ) -> AttentionCosts:
