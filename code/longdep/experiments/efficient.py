@@ -330,7 +330,8 @@ def training_core(name: str, shape: ModelShape = ModelShape()) -> nn.Module:
     ``LSTM.to_torch()``), as in Chapter 3: the same models (equal given the same weights, as
     the tests check), several times faster to train (Chapter 6, "Key recall under the common
     budget"). ``name`` is one of :data:`longdep.experiments.registry.KEY_RECALL_MODELS`, which
-    adds the bag of tokens, which sees which tokens came, not in what order."""
+    adds the bag of tokens, which sees which tokens came, not in what order (trained, as in
+    Chapters 3 and 5, computing only the last step that the classifier reads)."""
     return model_kind(name, KEY_RECALL_MODELS).training_core(shape)
 
 

@@ -83,8 +83,9 @@ class ModelKind:
     :data:`longdep.models.mixers.MIXERS` when it is a Pre-LN stack with that token mixer; a
     kind that is no mixer stack gives ``make(shape, input_size)`` instead. ``recurrent`` marks
     a recurrence evaluated step by step (a path length counts one layer per step, Chapter 4).
-    ``twin(shape)`` is a faster equal model to train, PyTorch's twin (Chapter 3), when there is
-    one. ``table_1`` is its row of Table 1. The flags say which comparisons of Chapter 6 it
+    ``twin(shape)`` is a faster equal model to train, when there is one: PyTorch's twin
+    (Chapter 3), or for the bag of tokens the one that computes only the last step, all that
+    key recall's classifier reads. ``table_1`` is its row of Table 1. The flags say which comparisons of Chapter 6 it
     takes part in: the summary table and the gradient profiles (``in_book``), key recall,
     multi-query associative recall.
     """
@@ -186,7 +187,9 @@ KINDS = (
               table_1=Table1Row("dilated convolution", "dilated", "O(log_k n)", 3,
                                 convolution_layer(dilated=True), dilated_layers_needed)),
     ModelKind(ORDER_BLIND,
-              make=lambda shape, size: BagOfTokens(size, shape.width), key_recall=True),
+              make=lambda shape, size: BagOfTokens(size, shape.width),
+              twin=lambda shape: BagOfTokens(shape.input_size, shape.width, last_only=True),
+              key_recall=True),
 )
 """Every kind of model of the book, once."""
 
