@@ -187,6 +187,8 @@ BAD_INPUTS = [
      ValueError, r"seed must be at least 0 and at most 4294967295, got -1"),
     ("reproducible", lambda: book.reproducible(threads=1.5),
      TypeError, "threads must be an int, got float 1.5"),
+    ("use_deterministic_algorithms", lambda: book.use_deterministic_algorithms(1),
+     TypeError, "mode must be a bool, got int"),
     ("power_of_ten_above", lambda: book.power_of_ten_above(math.inf),
      ValueError, "value must be finite, got inf"),
     ("power_of_ten_above", lambda: book.power_of_ten_above("1e-3"),
@@ -224,8 +226,8 @@ ENTRY_POINTS = {
     plots: ["plot_matrix_powers", "plot_regimes", "plot_input_scales", "plot_cliff",
             "plot_clipping_runs", "plot_mean_field"],
     style: ["closed_for_display"],
-    book: ["seed_everything", "reproducible", "power_of_ten_above", "significant",
-           "chapter_glue", "Table"],
+    book: ["seed_everything", "reproducible", "use_deterministic_algorithms",
+           "power_of_ten_above", "significant", "chapter_glue", "Table"],
 }
 
 

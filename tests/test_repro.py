@@ -1,5 +1,10 @@
 """The reproducibility helpers."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 from longdep.book import power_of_ten_above, reproducible
@@ -28,3 +33,25 @@ def test_bad_thread_count_raises():
 )
 def test_power_of_ten_above(value, expected):
     assert power_of_ten_above(value) == pytest.approx(expected)
+
+
+def test_a_chapters_set_up_and_training_leave_the_compiler_unimported():
+    # torch.use_deterministic_algorithms and torch.optim import torch._inductor and
+    # torch._dynamo (1.6 s per chapter); reproducible() and longdep.train do without them
+    script = """
+import sys
+from longdep.book import reproducible, use_deterministic_algorithms
+from longdep.experiments.key_recall import KEY_RECALL_BUDGET, bag_of_tokens, train_key_recall
+import dataclasses, torch
+reproducible()
+assert torch.are_deterministic_algorithms_enabled()
+budget = dataclasses.replace(KEY_RECALL_BUDGET, steps=3, batch_size=4)
+train_key_recall(bag_of_tokens(budget), budget.model_dim, distance=3, budget=budget)
+use_deterministic_algorithms(False)
+assert not torch.are_deterministic_algorithms_enabled()
+print(sorted(m for m in sys.modules if m.startswith(("torch._dynamo", "torch._inductor"))))
+"""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "code")}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env=env, check=True)
+    assert result.stdout.strip() == "[]"

@@ -1,6 +1,7 @@
 """The shared training loop: it learns key recall, warms up, clips, trains seeds batched, and
 tabulates accuracies."""
 
+import copy
 import dataclasses
 import math
 
@@ -18,7 +19,8 @@ from longdep.models.heads import LastStepClassifier
 from longdep.models.lstm import LSTM
 from longdep.experiments.key_recall import key_recall_transformer
 from longdep.tasks import key_recall_batch
-from longdep.train import accuracy, clip_gradient_norm_, train, train_seeds, warmup_factor
+from longdep.train import (SGD, Adam, accuracy, clip_gradient_norm_, train, train_seeds,
+                           warmup_factor)
 from torch import nn
 
 TINY = dataclasses.replace(KEY_RECALL_BUDGET, steps=2, batch_size=4, distances=(1, 3), seeds=(0,))
@@ -48,6 +50,46 @@ def test_accuracy_counts_correct_argmax():
     model = nn.Identity()
     logits = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 0.0]])
     assert accuracy(model, [(logits, torch.tensor([0, 1, 1, 1]))]) == 0.5
+
+
+@pytest.mark.parametrize("ours, theirs", [(Adam, torch.optim.Adam), (SGD, torch.optim.SGD)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_optimizers_take_torch_optims_steps_bit_for_bit(ours, theirs, dtype):
+    # the same model twice; lr changes every step as under warm-up (torch: LambdaLR), and one
+    # parameter has no gradient in the odd steps, which both optimizers must skip
+    seed_everything(4)
+    models = [nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 3)).to(dtype)]
+    models.append(copy.deepcopy(models[0]))
+    lr, warmup = 0.05, 4
+    mine = ours(models[0].parameters(), lr=lr)
+    torchs = theirs(models[1].parameters(), lr=lr)
+    schedule = torch.optim.lr_scheduler.LambdaLR(torchs, lambda s: warmup_factor(s, warmup))
+    for step in range(12):
+        x, y = torch.randn(16, 5, dtype=dtype), torch.randint(0, 3, (16,))
+        mine.lr = lr * warmup_factor(step, warmup)
+        for model, optimizer in zip(models, (mine, torchs)):
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            if step % 2:
+                model[2].bias.grad = None
+            optimizer.step()
+        schedule.step()
+        for p, q in zip(*(model.parameters() for model in models)):
+            assert torch.equal(p, q), f"step {step}: {ours.__name__} differs from torch.optim"
+    assert any(p.grad is not None for p in models[0].parameters())
+    mine.zero_grad()
+    assert all(p.grad is None for p in models[0].parameters())
+
+
+@pytest.mark.parametrize("optimizer", [Adam, SGD])
+def test_the_optimizers_reject_bad_arguments(optimizer):
+    weight = nn.Parameter(torch.zeros(2))
+    for lr in (0.0, -1e-3, math.nan, math.inf, "1e-3", True):
+        with pytest.raises(ValueError, match="lr must be a positive finite number"):
+            optimizer([weight], lr=lr)
+    for parameters in ([], [weight, "bias"]):
+        with pytest.raises(ValueError, match="parameters must be a non-empty iterable"):
+            optimizer(parameters, lr=1e-3)
 
 
 def test_warmup_scales_the_first_adam_step():

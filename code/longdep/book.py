@@ -72,8 +72,17 @@ def reproducible(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> No
     _check_int("threads", threads, 1)
     seed_everything(seed)
     torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(True)
+    use_deterministic_algorithms(True)
     torch.utils.deterministic.fill_uninitialized_memory = False
+
+
+def use_deterministic_algorithms(mode: bool) -> None:
+    """``torch.use_deterministic_algorithms(mode)`` for eager code: it sets the same flag, but
+    not the compiler's copy of it, which that function imports with the compiler,
+    ``torch._inductor`` (1.6 s in every process; the book compiles nothing)."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"mode must be a bool, got {type(mode).__name__}")
+    torch._C._set_deterministic_algorithms(mode)
 
 
 def power_of_ten_above(value: float) -> float:

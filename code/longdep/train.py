@@ -5,7 +5,8 @@ kind. :func:`train_seeds` trains several copies of one architecture at once, one
 one model with a seed dimension (``torch.func.vmap``): a training run of hundreds of steps is
 chaotic, so the book reports statistics over seeds, and on a CPU the book's tiny models cost
 per-operation overhead, which the seeds then share. :func:`clip_gradient_norm_` is Algorithm 1
-of Pascanu, Mikolov & Bengio (2013).
+of Pascanu, Mikolov & Bengio (2013). :class:`Adam` and :class:`SGD` are the two optimizers,
+written out.
 """
 
 import copy
@@ -27,6 +28,66 @@ class TrainingResult:
     losses: list[float] = field(default_factory=list)
     grad_norms: list[float] = field(default_factory=list)
     accuracy: float = float("nan")
+
+
+class SGD:
+    """Plain stochastic gradient descent, p <- p - lr * grad (Chapter 2), computed as
+    ``torch.optim.SGD`` computes it with its defaults, so the two agree bit for bit (tested).
+
+    The book's two optimizers are written out, a few lines each, rather than taken from
+    ``torch.optim``: its first use imports ``torch._dynamo`` (1.6 s in every process), and its
+    general loop over parameters costs more than the update itself for models this small.
+    ``lr`` may change between steps (the warm-up changes it).
+    """
+
+    def __init__(self, parameters: Iterable[torch.Tensor], lr: float):
+        self.parameters, self.lr = list(parameters), lr
+        if not self.parameters or not all(isinstance(p, torch.Tensor) for p in self.parameters):
+            raise ValueError("parameters must be a non-empty iterable of tensors")
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (
+                math.isfinite(lr) and lr > 0):
+            raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+
+    def zero_grad(self) -> None:
+        for p in self.parameters:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for p in self.parameters:
+            if p.grad is not None:
+                p.add_(p.grad, alpha=-self.lr)
+
+
+class Adam(SGD):
+    """Adam (Kingma & Ba 2015) with PyTorch's defaults, betas (0.9, 0.999) and eps 1e-8: every
+    step computes what ``torch.optim.Adam`` computes on a CPU, operation for operation, so the
+    two agree bit for bit (tested; why it is written out: :class:`SGD`).
+
+    m <- beta1 m + (1 - beta1) g and v <- beta2 v + (1 - beta2) g^2 are running means of the
+    gradient and of its square, and the step is lr * m_hat / (sqrt(v_hat) + eps), where
+    m_hat = m / (1 - beta1^t) and v_hat = v / (1 - beta2^t) undo their bias towards the zeros
+    they start from. Each parameter's step is about lr in size whatever its gradient's scale.
+    """
+
+    def __init__(self, parameters: Iterable[torch.Tensor], lr: float,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+        super().__init__(parameters, lr)
+        (self.beta1, self.beta2), self.eps = betas, eps
+        self.means = [torch.zeros_like(p) for p in self.parameters]
+        self.squares = [torch.zeros_like(p) for p in self.parameters]
+        self.steps = [0] * len(self.parameters)  # t counts the steps that had a gradient
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for i, (p, m, v) in enumerate(zip(self.parameters, self.means, self.squares)):
+            if p.grad is None:
+                continue
+            self.steps[i] = t = self.steps[i] + 1
+            m.lerp_(p.grad, 1 - self.beta1)
+            v.mul_(self.beta2).addcmul_(p.grad, p.grad, value=1 - self.beta2)
+            denominator = (v.sqrt() / (1 - self.beta2**t) ** 0.5).add_(self.eps)
+            p.addcdiv_(m, denominator, value=-self.lr / (1 - self.beta1**t))
 
 
 def warmup_factor(step: int, warmup_steps: int) -> float:
@@ -55,7 +116,7 @@ def train(
     warmup_steps: int = 0,
     seed: int = 0,
     eval_batches: int = 4,
-    optimizer_class: type[torch.optim.Optimizer] = torch.optim.Adam,
+    optimizer_class: type[SGD] = Adam,
     clip: Callable[..., torch.Tensor] = nn.utils.clip_grad_norm_,
 ) -> TrainingResult:
     """Train ``model`` with Adam and cross-entropy on fresh batches from ``make_batch(generator)``.
@@ -64,24 +125,22 @@ def train(
     with ``clip(parameters, max_norm)``, which returns the norm before clipping.
     warmup_steps: linear learning-rate warm-up length. Accuracy is measured at the end on
     ``eval_batches`` held-out batches drawn from a generator the training never sees.
-    optimizer_class: Adam by default; Chapter 2 trains with plain SGD.
+    optimizer_class: :class:`Adam` by default; Chapter 2 trains with plain :class:`SGD`.
     """
     check_training_arguments(steps, lr, clip_norm, warmup_steps, eval_batches)
     train_generator = torch.Generator().manual_seed(seed)
     held_out_generator = torch.Generator().manual_seed(seed + 1_000_003)
     optimizer = optimizer_class(model.parameters(), lr=lr)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer,
-                                                 lambda s: warmup_factor(s, warmup_steps))
     result = TrainingResult()
     model.train()
-    for _ in range(steps):
+    for step in range(steps):
+        optimizer.lr = lr * warmup_factor(step, warmup_steps)
         tokens, targets = make_batch(train_generator)
         loss = nn.functional.cross_entropy(model(tokens), targets)
         optimizer.zero_grad()
         loss.backward()
         grad_norm = clip(model.parameters(), math.inf if clip_norm is None else clip_norm)
         optimizer.step()
-        schedule.step()
         result.losses.append(loss.item())
         result.grad_norms.append(grad_norm.item())
     result.accuracy = accuracy(model, [make_batch(held_out_generator) for _ in range(eval_batches)])
@@ -134,7 +193,7 @@ def train_seeds(
     paid once for all seeds. A model whose operations have no batching rule (``torch.nn.LSTM``,
     a compiled loop) needs ``vectorized=False``: its forward pass then runs once per seed on
     that seed's slice of the stacked parameters, and only the rest (the backward call, clipping,
-    Adam, the schedule) is shared. Which is faster depends on the model: Chapter 3 measures it.
+    Adam, the warm-up) is shared. Which is faster depends on the model: Chapter 3 measures it.
     """
     check_training_arguments(steps, lr, clip_norm, warmup_steps, eval_batches)
     if len(models) != len(seeds) or not seeds:
@@ -159,19 +218,17 @@ def train_seeds(
     batch_over_seeds = vmap if vectorized else per_seed
     losses_of = batch_over_seeds(loss)
     train_generators = [torch.Generator().manual_seed(seed) for seed in seeds]
-    optimizer = torch.optim.Adam(params.values(), lr=lr)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer,
-                                                 lambda s: warmup_factor(s, warmup_steps))
+    optimizer = Adam(params.values(), lr=lr)
     results = [TrainingResult() for _ in seeds]
     base.train()
-    for _ in range(steps):
+    for step in range(steps):
+        optimizer.lr = lr * warmup_factor(step, warmup_steps)
         tokens, targets = stacked_batches(make_batch, train_generators)
         losses = losses_of(params, buffers, tokens, targets)  # (seeds,)
         optimizer.zero_grad()
         losses.sum().backward()  # seed i's loss depends on seed i's parameters only
         grad_norms = clip_per_seed_(list(params.values()), clip_norm)
         optimizer.step()
-        schedule.step()
         for result, step_loss, norm in zip(results, losses.tolist(), grad_norms.tolist()):
             result.losses.append(step_loss)
             result.grad_norms.append(norm)

@@ -25,7 +25,7 @@ from longdep.models._checks import (
 )
 from longdep.models.heads import LastStepClassifier
 from longdep.models.rnn import ElmanRNN
-from longdep.train import Batch, TrainingResult, clip_gradient_norm_, train
+from longdep.train import SGD, Batch, TrainingResult, clip_gradient_norm_, train
 
 _PARAMETERS = ("embedding.weight", "core.weight_ih", "core.weight_hh", "core.bias_ih",
                "core.bias_hh", "head.weight", "head.bias")
@@ -193,7 +193,7 @@ def train_sgd(model: nn.Module, make_batch: Callable[[torch.Generator], Batch], 
     check_model(model, "model", nn.Module)
     check_callable(make_batch=make_batch)
     return train(model, make_batch, steps, lr, clip_norm=threshold, seed=seed,
-                 eval_batches=eval_batches, optimizer_class=torch.optim.SGD,
+                 eval_batches=eval_batches, optimizer_class=SGD,
                  clip=clip_gradient_norm_)
 
 

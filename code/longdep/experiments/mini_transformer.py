@@ -19,7 +19,7 @@ from longdep.experiments.key_recall import (
 from longdep.experiments.workers import in_worker_processes
 from longdep.models.attention import sinusoidal_table
 from longdep.models.transformer import NextTokenModel, next_token_model
-from longdep.train import TrainingResult
+from longdep.train import Adam, TrainingResult
 
 
 def check_positive_int(**values) -> None:
@@ -152,7 +152,7 @@ def article_noise_fit(model: nn.Module, vocab_size: int, steps: int = 10, batch_
     if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
         raise ValueError(f"lr must be a positive finite number, got {lr!r}")
     generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    optimizer = Adam(model.parameters(), lr=lr)
     result = TrainingResult()
     for _ in range(steps):
         tokens = torch.randint(0, vocab_size, (batch_size, length), generator=generator)

@@ -14,6 +14,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
+from longdep.book import use_deterministic_algorithms
+
 
 def worker_count(calls: int) -> int:
     """How many worker processes :func:`in_worker_processes` starts: one per core this process
@@ -27,7 +29,7 @@ def set_up_worker(deterministic: bool, fill_memory: bool) -> None:
     parent's choice of deterministic algorithms and of filling uninitialised memory (a spawned
     worker does not inherit them)."""
     torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(deterministic)
+    use_deterministic_algorithms(deterministic)
     torch.utils.deterministic.fill_uninitialized_memory = fill_memory
 
 
