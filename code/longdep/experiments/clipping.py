@@ -1,8 +1,8 @@
 """Gradient clipping (Pascanu, Mikolov & Bengio 2013, Algorithm 1) and where it matters (Chapter 2).
 
-Two pieces (the clipping rule itself is :func:`longdep.train.clip_gradient_norm_`): the "cliff" of a one-unit recurrent network, whose loss
-surface over (w, b) has a wall where the gradient is huge; and plain SGD for training a
-recurrent classifier with and without clipping.
+Two pieces (the clipping rule itself is :func:`longdep.train.clip_gradient_norm_`): the
+"cliff" of a one-unit recurrent network, whose loss surface over (w, b) has a wall where the
+gradient is huge; and plain SGD for training a recurrent classifier with and without clipping.
 """
 
 import math

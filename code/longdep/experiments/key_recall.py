@@ -313,9 +313,10 @@ def accuracy_word(accuracies: torch.Tensor, solved: float = 0.95, mostly: float 
     (chance is 1 / num_keys); "mostly": the mean reaches ``mostly``; otherwise "partly"; "-"
     if the point was not trained (NaN). With ``bound`` (the best accuracy of any order-blind
     model at this distance, :func:`content_only_accuracy`), "blind" replaces "chance": every
-    seed stays below ``bound + margin``, no better than a model that ignores order. Between solved and failed, single runs are chaotic (one
-    changed bit can flip a seed) and a mean over a few seeds moves by tenths between machines;
-    the thresholds sit far from where the seeds cluster, so the words do not move.
+    seed stays below ``bound + margin``, no better than a model that ignores order. Between
+    solved and failed, single runs are chaotic (one changed bit can flip a seed) and a mean
+    over a few seeds moves by tenths between machines; the thresholds sit far from where the
+    seeds cluster, so the words do not move.
     """
     if not isinstance(accuracies, torch.Tensor) or accuracies.dim() != 1 or not len(accuracies):
         raise TypeError(f"accuracies must be a non-empty 1-d tensor (seeds,), got "

@@ -85,9 +85,9 @@ class ModelKind:
     a recurrence evaluated step by step (a path length counts one layer per step, Chapter 4).
     ``twin(shape)`` is a faster equal model to train, when there is one: PyTorch's twin
     (Chapter 3), or for the bag of tokens the one that computes only the last step, all that
-    key recall's classifier reads. ``table_1`` is its row of Table 1. The flags say which comparisons of Chapter 6 it
-    takes part in: the summary table and the gradient profiles (``in_book``), key recall,
-    multi-query associative recall.
+    key recall's classifier reads. ``table_1`` is its row of Table 1. The flags say which
+    comparisons of Chapter 6 it takes part in: the summary table and the gradient profiles
+    (``in_book``), key recall, multi-query associative recall.
     """
 
     name: str
