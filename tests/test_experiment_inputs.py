@@ -238,8 +238,8 @@ def test_every_entry_point_taking_arguments_has_a_bad_input_row():
         public = {name for name, value in vars(module).items()
                   if callable(value) and not name.startswith("_")
                   and getattr(value, "__module__", None) == module.__name__}
-        # the result types (NamedTuples) and use_book_style (no arguments) take no input
-        public -= {"DescentPath", "SeedRuns", "use_book_style"}
+        # the result types (NamedTuples) and the style set-up (no arguments) take no input
+        public -= {"DescentPath", "SeedRuns", "use_book_style", "share_parsed_mathtext"}
         assert public == set(names), f"{module.__name__}: {public ^ set(names)}"
         assert set(names) <= tested
 
