@@ -141,8 +141,9 @@ class EncoderStack(nn.Module):
 
     def layer_outputs(self, x: Tensor, mask: Tensor | None = None, last_only: bool = False):
         """Yield the output (batch, time, d_model) of every layer in turn, for x already embedded
-        and positioned; mask as in :meth:`forward` (Chapter 6 measures each layer's reach). With
-        ``last_only`` the last layer yields only the last position (:meth:`EncoderLayer.forward`)."""
+        and positioned; mask as in :meth:`forward` (Chapter 6 measures each layer's reach).
+        With ``last_only`` the last layer yields only the last position
+        (:meth:`EncoderLayer.forward`)."""
         check_sequence(x, self.d_model, like=self.layers[0].linear1.weight)
         if mask is not None:
             check_mask(mask, (x.size(0), x.size(1), x.size(1)), "(batch, time, time)", x)

@@ -63,7 +63,7 @@ def share_parsed_mathtext() -> None:
 
     Matplotlib caches a parsed label per parser, and every figure draws with a new renderer
     and so a new parser: each figure parsed its log-axis labels ($10^{-3}$, ...) and its math
-    again, 10 to 20 ms each, a sixth of the time a chapter spends drawing its figures. A parse
+    again, 4 to 17 ms each, 13 to 20 % of the time a chapter spent drawing its figures. A parse
     depends only on the output type and the arguments (text, dpi, font, antialiasing,
     hinting), which key the shared cache, so every figure is the same, pixel for pixel
     (tested). Where matplotlib has no such method (another version), nothing changes.
