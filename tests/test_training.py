@@ -81,6 +81,33 @@ def test_the_optimizers_take_torch_optims_steps_bit_for_bit(ours, theirs, dtype)
     assert all(p.grad is None for p in models[0].parameters())
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_adam_with_one_lr_per_seed_steps_each_slice_as_its_own_lr_does(dtype):
+    # parameters stacked along a seed dimension, one warm-up per seed, against one Adam per
+    # seed with a float lr: equal bit for bit after every step
+    seed_everything(5)
+    stacked = [torch.randn(3, 4, 2, dtype=dtype), torch.randn(3, 5, dtype=dtype)]
+    alone = [[p[i].clone() for p in stacked] for i in range(3)]
+    lr, warmups = 0.05, (0, 4, 7)
+    mine = Adam(stacked, lr=lr)
+    singles = [Adam(parameters, lr=lr) for parameters in alone]
+    for step in range(10):
+        grads = [torch.randn_like(p) for p in stacked]
+        for p, g in zip(stacked, grads):
+            p.grad = g
+        mine.lr = torch.tensor([lr * warmup_factor(step, w) for w in warmups],
+                               dtype=torch.float64)
+        mine.step()
+        for i, (optimizer, parameters) in enumerate(zip(singles, alone)):
+            for p, g in zip(parameters, grads):
+                p.grad = g[i].clone()
+            optimizer.lr = lr * warmup_factor(step, warmups[i])
+            optimizer.step()
+            for p, q in zip(parameters, stacked):
+                assert torch.equal(p, q[i]), f"step {step}, seed {i}"
+    assert not torch.equal(stacked[0][0], stacked[0][1])  # the schedules really differ
+
+
 @pytest.mark.parametrize("optimizer", [Adam, SGD])
 def test_the_optimizers_reject_bad_arguments(optimizer):
     weight = nn.Parameter(torch.zeros(2))
@@ -174,6 +201,10 @@ def test_train_seeds_checks_its_arguments_as_train_does(kwargs):
         train_seeds([model], lambda g: key_recall_batch(2, 3, generator=g), 1, (0,), **kwargs)
     with pytest.raises(ValueError, match="one seed per model"):
         train_seeds([model], lambda g: key_recall_batch(2, 3, generator=g), 1, (0, 1))
+    for warmups in ((2, 3), (-1,)):
+        with pytest.raises(ValueError, match="warmup_steps"):
+            train_seeds([model], lambda g: key_recall_batch(2, 3, generator=g), 1, (0,),
+                        warmup_steps=warmups)
 
 
 def test_clipping_rescales_a_finite_gradient_whose_square_overflows():
@@ -222,3 +253,22 @@ def test_seeds_trained_batched_equal_separate_runs(make_model, one_thread):
                                    torch.tensor(alone.grad_norms), rtol=1e-4, atol=0)
         assert result.accuracy == alone.accuracy
     assert batched[0].losses != batched[1].losses  # the seeds really differ
+
+
+def test_one_warmup_per_seed_equals_separate_runs(one_thread):
+    """A seed trained twice in one vmapped model, with and without warm-up, = two calls of
+    train with those warm-ups, to float32 round-off."""
+    def make_batch(generator):
+        return key_recall_batch(8, 5, generator=generator)
+
+    settings = dict(steps=6, lr=1e-2, clip_norm=1.0, eval_batches=2)
+    seeds, warmups = (0, 3, 0, 3), (0, 0, 4, 4)
+    batched = train_seeds([transformer_classifier(s) for s in seeds], make_batch, seeds=seeds,
+                          warmup_steps=warmups, **settings)
+    for seed, warmup, result in zip(seeds, warmups, batched):
+        alone = train(transformer_classifier(seed), make_batch, seed=seed,
+                      warmup_steps=warmup, **settings)
+        torch.testing.assert_close(torch.tensor(result.losses), torch.tensor(alone.losses),
+                                   rtol=1e-5, atol=1e-6)
+        assert result.accuracy == alone.accuracy
+    assert batched[0].losses[1] != batched[2].losses[1]  # the warm-up changed the run

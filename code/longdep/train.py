@@ -73,6 +73,10 @@ class Adam(Optimizer):
     gradient and of its square, and the step is lr * m_hat / (sqrt(v_hat) + eps), where
     m_hat = m / (1 - beta1^t) and v_hat = v / (1 - beta2^t) undo their bias towards the zeros
     they start from. Each parameter's step is about lr in size whatever its gradient's scale.
+
+    ``lr`` may also be a (seeds,) tensor, one learning rate per seed of parameters stacked
+    along a leading seed dimension (:func:`train_seeds` with one warm-up per seed): each
+    seed's slice then takes the step a float ``lr`` of its own gives, bit for bit (tested).
     """
 
     def __init__(self, parameters: Iterable[torch.Tensor], lr: float,
@@ -92,7 +96,11 @@ class Adam(Optimizer):
             m.lerp_(p.grad, 1 - self.beta1)
             v.mul_(self.beta2).addcmul_(p.grad, p.grad, value=1 - self.beta2)
             denominator = (v.sqrt() / (1 - self.beta2**t) ** 0.5).add_(self.eps)
-            p.addcdiv_(m, denominator, value=-self.lr / (1 - self.beta1**t))
+            if isinstance(self.lr, torch.Tensor):  # per seed: addcdiv_'s (value * m) / denom
+                value = (-self.lr / (1 - self.beta1**t)).to(p.dtype)
+                p.add_(m.mul(value.view(-1, *[1] * (p.dim() - 1))).div_(denominator))
+            else:
+                p.addcdiv_(m, denominator, value=-self.lr / (1 - self.beta1**t))
 
 
 def warmup_factor(step: int, warmup_steps: int) -> float:
@@ -178,7 +186,7 @@ def train_seeds(
     seeds: Sequence[int],
     lr: float = 1e-3,
     clip_norm: float | None = None,
-    warmup_steps: int = 0,
+    warmup_steps: int | Sequence[int] = 0,
     eval_batches: int = 4,
     vectorized: bool = True,
 ) -> list[TrainingResult]:
@@ -199,11 +207,21 @@ def train_seeds(
     a compiled loop) needs ``vectorized=False``: its forward pass then runs once per seed on
     that seed's slice of the stacked parameters, and only the rest (the backward call, clipping,
     Adam, the warm-up) is shared. Which is faster depends on the model: Chapter 3 measures it.
+
+    ``warmup_steps`` may also give one warm-up length per model, so that runs that differ only
+    in their schedule share one computation (Chapter 5 trains Post-LN with and without
+    warm-up so); a seed may then appear more than once in ``seeds``.
     """
-    check_training_arguments(steps, lr, clip_norm, warmup_steps, eval_batches)
     if len(models) != len(seeds) or not seeds:
         raise ValueError(f"need one seed per model and at least one model, got {len(models)} "
                          f"models and {len(seeds)} seeds")
+    warmups = ([warmup_steps] * len(seeds) if isinstance(warmup_steps, int)
+               else list(warmup_steps))
+    if len(warmups) != len(seeds):
+        raise ValueError(f"warmup_steps must be an int or one int per model ({len(seeds)}), "
+                         f"got {warmup_steps!r}")
+    for warmup in warmups:
+        check_training_arguments(steps, lr, clip_norm, warmup, eval_batches)
     params, buffers = stack_module_state(list(models))  # each (seeds, ...), leaves
     base = copy.deepcopy(models[0]).to("meta")  # the architecture, without weights
 
@@ -227,7 +245,9 @@ def train_seeds(
     results = [TrainingResult() for _ in seeds]
     base.train()
     for step in range(steps):
-        optimizer.lr = lr * warmup_factor(step, warmup_steps)
+        factors = {warmup_factor(step, warmup) for warmup in warmups}
+        optimizer.lr = (lr * factors.pop() if len(factors) == 1 else torch.tensor(
+            [lr * warmup_factor(step, warmup) for warmup in warmups], dtype=torch.float64))
         tokens, targets = stacked_batches(make_batch, train_generators)
         losses = losses_of(params, buffers, tokens, targets)  # (seeds,)
         optimizer.zero_grad()

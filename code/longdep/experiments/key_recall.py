@@ -183,7 +183,7 @@ def train_key_recall_seeds(
     distance: int,
     seeds: Sequence[int],
     budget: KeyRecallBudget = KEY_RECALL_BUDGET,
-    warmup_steps: int = 0,
+    warmup_steps: int | Sequence[int] = 0,
     vectorized: bool = True,
 ) -> list[TrainingResult]:
     """:func:`train_key_recall` of a fresh ``make_core()`` for every seed (Chapters 3 and 5).
@@ -193,6 +193,8 @@ def train_key_recall_seeds(
     :func:`longdep.train.train_seeds`; ``vectorized=False`` runs the forward pass once per seed
     instead of under vmap, which a compiled loop such as ``torch.nn.LSTM`` needs (and for which
     it is faster). The results equal one :func:`train_key_recall` per seed to round-off.
+    ``warmup_steps`` may give one warm-up length per seed, as :func:`longdep.train.train_seeds`
+    allows; a seed may then be repeated.
     """
     check_maker(make_core)
     check_budget(budget)

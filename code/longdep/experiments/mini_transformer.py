@@ -181,11 +181,11 @@ def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
 
     Each run is :func:`longdep.experiments.key_recall.train_key_recall` under the book's
     budget (its width and clipping) with only ``lr``, ``steps`` and ``batch_size`` changed;
-    "+ warm-up" raises the learning rate linearly over the first ``warmup_steps`` steps. The
-    seeds of one (label, depth) are trained at once
-    (:func:`longdep.experiments.key_recall.train_key_recall_seeds`); the seed sets the initial
-    weights and the batches, so both Post-LN runs of a seed and depth start from the same
-    weights. Returns {label: (len(depths), len(seeds)) tensor of held-out accuracies}.
+    "+ warm-up" raises the learning rate linearly over the first ``warmup_steps`` steps. At
+    each depth, the seeds of the labels that share a layer order (Post-LN with and without
+    warm-up) are trained at once (:func:`depth_sweep_run`); the seed sets the initial weights
+    and the batches, so both Post-LN runs of a seed and depth start from the same weights.
+    Returns {label: (len(depths), len(seeds)) tensor of held-out accuracies}.
     """
     check_depths(depths)
     check_positive_int(steps=steps, batch_size=batch_size, distance=distance,
@@ -199,24 +199,38 @@ def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
         if label not in DEPTH_SWEEP_RUNS:
             raise ValueError(f"labels must be among {list(DEPTH_SWEEP_RUNS)}, got {label!r}")
     budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
-    # every (label, depth) trains on its own, so they run side by side, one per core, the
+    # the labels of one layer order train at once: {label: the labels of its order}
+    group = {label: tuple(other for other in labels if DEPTH_SWEEP_RUNS[other][0]
+                          == DEPTH_SWEEP_RUNS[label][0]) for label in labels}
+    # every (order, depth) trains on its own, so they run side by side, one per core, the
     # deepest first so that no core waits for one long run at the end
     runs = in_worker_processes({
-        (label, depth): (depth_sweep_run, (label, depth, budget, distance, num_heads,
-                                           tuple(seeds), warmup_steps))
-        for depth in sorted(depths, reverse=True) for label in labels})
-    return {label: torch.tensor([runs[label, depth] for depth in depths], dtype=torch.float64)
-            for label in labels}
+        (together, depth): (depth_sweep_run, (together, depth, budget, distance, num_heads,
+                                              tuple(seeds), warmup_steps))
+        for depth in sorted(depths, reverse=True) for together in dict.fromkeys(group.values())})
+    return {label: torch.tensor([runs[group[label], depth][label] for depth in depths],
+                                dtype=torch.float64) for label in labels}
 
 
-def depth_sweep_run(label: str, depth: int, budget: KeyRecallBudget, distance: int,
-                    num_heads: int, seeds: tuple[int, ...], warmup_steps: int) -> list[float]:
-    """One (label, depth) of :func:`depth_sweep`: the held-out accuracy of each seed."""
-    norm_first, warm = DEPTH_SWEEP_RUNS[label]
+def depth_sweep_run(labels: tuple[str, ...], depth: int, budget: KeyRecallBudget,
+                    distance: int, num_heads: int, seeds: tuple[int, ...],
+                    warmup_steps: int) -> dict[str, list[float]]:
+    """The runs of :func:`depth_sweep` at one depth whose ``labels`` share one layer order:
+    {label: the held-out accuracy of each seed}.
+
+    They differ only in their warm-up, so they are trained at once, every seed once per label
+    (with one learning-rate schedule per copy; the same seed gives the same initial weights
+    and batches in every label): a vmapped model of twice the seeds costs far less than two.
+    """
+    norm_first = {DEPTH_SWEEP_RUNS[label][0] for label in labels}.pop()
     make_core = partial(key_recall_transformer, budget, depth, num_heads, norm_first=norm_first)
-    results = train_key_recall_seeds(make_core, budget.model_dim, distance, seeds, budget,
-                                     warmup_steps if warm else 0)
-    return [result.accuracy for result in results]
+    warmups = [warmup_steps if DEPTH_SWEEP_RUNS[label][1] else 0
+               for label in labels for _ in seeds]
+    results = train_key_recall_seeds(make_core, budget.model_dim, distance,
+                                     seeds * len(labels), budget, warmups)
+    accuracies = [result.accuracy for result in results]
+    return {label: accuracies[i * len(seeds):(i + 1) * len(seeds)]
+            for i, label in enumerate(labels)}
 
 
 def fitted_exponent(depths: Sequence[int], values: Sequence[float]) -> float:
