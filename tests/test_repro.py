@@ -51,7 +51,31 @@ use_deterministic_algorithms(False)
 assert not torch.are_deterministic_algorithms_enabled()
 print(sorted(m for m in sys.modules if m.startswith(("torch._dynamo", "torch._inductor"))))
 """
+    assert run_fresh(script) == "[]"
+
+
+def test_counting_flops_and_bytes_leaves_the_compiler_unimported():
+    # a dispatch mode's first call imports torch._dynamo (1.6 s in Chapters 4 and 6) unless
+    # longdep.measure.cost lets it run without; the counts are the ones torch's counter gives
+    script = """
+import sys, torch
+from longdep.measure.cost import attention_flops, matmul_flops, peak_tensor_bytes
+from longdep.experiments.attention import layer_flops
+a, b = torch.ones(4, 3), torch.ones(3, 5)
+assert matmul_flops(lambda: a @ b) == 2 * 4 * 3 * 5
+assert peak_tensor_bytes(lambda: a @ b) == 4 * 5 * 4
+q = torch.ones(1, 1, 6, 8)
+fused = lambda: torch.nn.functional.scaled_dot_product_attention(q, q, q)
+assert attention_flops(fused) == 4 * 6 * 6 * 8  # two products of 2 T S d
+assert layer_flops("self-attention", 6, 8) == 8 * 6 * 8**2 + 4 * 6**2 * 8
+print(sorted(m for m in sys.modules if m.startswith(("torch._dynamo", "torch._inductor"))))
+"""
+    assert run_fresh(script) == "[]"
+
+
+def run_fresh(script: str) -> str:
+    """What ``script`` prints, run in a new Python process that imports longdep from code/."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "code")}
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             env=env, check=True)
-    assert result.stdout.strip() == "[]"
+    return result.stdout.strip()

@@ -28,9 +28,27 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
-from torch.utils.flop_counter import FlopCounterMode
+from torch.utils.flop_counter import FlopCounterMode, _FlopCounterMode
 
 from longdep.models._checks import check_callable, check_positive
+
+
+def _dispatch_without_compiler(mode_class: type) -> None:
+    """Let the dispatch mode ``mode_class`` run without importing the compiler.
+
+    PyTorch wraps every dispatch mode's ``__torch_dispatch__`` so that ``torch.compile`` skips
+    it; on its first call the wrapper imports ``torch._dynamo`` (1.6 s, in Chapters 4 and 6)
+    and caches ``torch._dynamo.disable`` of the function on the function, as
+    ``__dynamo_disable``. The book compiles nothing, so caching the function itself there makes
+    the wrapper call it directly: the same counts. (Private to this PyTorch: under another one
+    the attribute goes unread and the mode works as before, compiler import included.)
+    """
+    function = getattr(mode_class.__torch_dispatch__, "__wrapped__", None)
+    if function is not None:
+        setattr(function, "__dynamo_disable", function)
+
+
+_dispatch_without_compiler(_FlopCounterMode)  # the mode inside FlopCounterMode
 
 
 def seconds_per_call(fn: Callable[[], object], repeats: int = 3, threads: int = 1) -> float:
@@ -113,6 +131,9 @@ class _LiveTensorBytes(TorchDispatchMode):
     def _free(self, key: int, nbytes: int) -> None:
         self.storages.discard(key)
         self.live -= nbytes
+
+
+_dispatch_without_compiler(_LiveTensorBytes)
 
 
 def peak_tensor_bytes(fn: Callable[[], object]) -> int:
