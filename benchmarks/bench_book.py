@@ -1,10 +1,19 @@
-"""Time each chapter beside the machine's fp32 matmul speed, so that machines can be compared.
+"""Time each chapter beside the machine's matmul speed and small-step cost, to compare machines.
 
 Each chapter notebook is copied to a temporary folder and executed there with nbclient (the
 committed notebook is never touched); the script prints a table of the wall-clock seconds per
 chapter and the machine's float32 matrix-multiply speed on two threads (the median GFLOP/s of
 several 1024 x 1024 products). The book's speed budgets (DESIGN.md) are set for a machine of
 about 110 GFLOP/s. Nothing passes or fails: a chapter that raises is reported as such.
+
+The matmul rate alone does not predict the book's time. Its models are tiny, so a chapter's
+time is mostly the fixed cost of each small operation, which AVX-512 does not halve. The
+script therefore also prints the microseconds of one step of a tiny training loop on one thread
+(:func:`tiny_step_microseconds`). The machine of 110 GFLOP/s executed commit 336e826 in 7,
+21-29, 45-57, 15-20, 96-110 and 40 s (issue 11); a machine of 190-310 GFLOP/s executed the
+same commit in 6-8, 22-25, 42-45, 13-16, 74-99 and 32-40 s. So the two run this book at
+about the same speed, and the same commit timed on two machines is the comparison to trust:
+check out the commit in a work tree and run this script from there.
 
     .venv/bin/python benchmarks/bench_book.py [--chapters 01 04] [--repeats 9] [--slowest 5]
 
@@ -46,6 +55,31 @@ def matmul_gflops(size: int = SIZE, threads: int = THREADS, repeats: int = 9) ->
             torch.matmul(a, b)
             rates.append(2 * size**3 / (time.perf_counter() - start) / 1e9)
         return statistics.median(rates)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def tiny_step_microseconds(steps: int = 300, repeats: int = 5) -> float:
+    """Median microseconds of one training step (forward, backward, update) of a two-layer
+    MLP of width 32 on a batch of 8, on one thread: the per-operation cost that bounds the
+    book's tiny models."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.Tanh(),
+                                    torch.nn.Linear(32, 32))
+        x = torch.randn(8, 32)
+        rates = []
+        for _ in range(repeats + 1):  # the first round warms up
+            start = time.perf_counter()
+            for _ in range(steps):
+                model.zero_grad()
+                model(x).square().mean().backward()
+                with torch.no_grad():
+                    for p in model.parameters():
+                        p.add_(p.grad, alpha=-1e-3)
+            rates.append((time.perf_counter() - start) / steps * 1e6)
+        return statistics.median(rates[1:])
     finally:
         torch.set_num_threads(previous)
 
@@ -104,6 +138,8 @@ def main() -> None:
           f"{os.cpu_count()} CPUs")
     print(f"fp32 matmul {SIZE} x {SIZE}, {THREADS} threads: {gflops:.0f} GFLOP/s "
           f"(median of {args.repeats}; the budgets assume about 110)")
+    print(f"tiny training step, 1 thread: {tiny_step_microseconds():.0f} microseconds "
+          f"(what the chapters' small models mostly pay)")
     print(f"{'chapter':32s} {'seconds':>8s}  status")
     total = 0.0
     for notebook in notebooks:
