@@ -16,6 +16,7 @@ from longdep.experiments.key_recall import (
 from longdep.experiments.mini_transformer import (
     article_noise_fit,
     depth_sweep,
+    depth_sweep_run,
     ffn_gradient_norms,
     ffn_gradient_norms_at_init,
     ffn_gradient_profiles,
@@ -325,6 +326,16 @@ def test_depth_sweep_rejects_bad_arguments(bad, match):
     arguments = {"depths": (1,), "lr": 1e-3, "warmup_steps": 0, "steps": 2, "batch_size": 4} | bad
     with pytest.raises(ValueError, match=match):
         depth_sweep(**arguments)
+
+
+@pytest.mark.parametrize("labels, match", [
+    ((), "labels must be among"), (("Post-LN", "Post-LN, warm"), "labels must be among"),
+    (("Post-LN", "Pre-LN"), "share one layer order"),
+])
+def test_depth_sweep_run_rejects_labels_it_cannot_train_together(labels, match):
+    budget = replace(KEY_RECALL_BUDGET, steps=1, batch_size=2)
+    with pytest.raises(ValueError, match=match):
+        depth_sweep_run(labels, 1, budget, 3, 2, (0,), 0)
 
 
 def test_fitted_exponent_recovers_a_power_law():

@@ -222,7 +222,12 @@ def depth_sweep_run(labels: tuple[str, ...], depth: int, budget: KeyRecallBudget
     (with one learning-rate schedule per copy; the same seed gives the same initial weights
     and batches in every label): a vmapped model of twice the seeds costs far less than two.
     """
-    norm_first = {DEPTH_SWEEP_RUNS[label][0] for label in labels}.pop()
+    if not labels or any(label not in DEPTH_SWEEP_RUNS for label in labels):
+        raise ValueError(f"labels must be among {list(DEPTH_SWEEP_RUNS)}, got {labels!r}")
+    orders = {DEPTH_SWEEP_RUNS[label][0] for label in labels}
+    if len(orders) != 1:
+        raise ValueError(f"labels must share one layer order, got {labels!r}")
+    norm_first = orders.pop()
     make_core = partial(key_recall_transformer, budget, depth, num_heads, norm_first=norm_first)
     warmups = [warmup_steps if DEPTH_SWEEP_RUNS[label][1] else 0
                for label in labels for _ in seeds]
