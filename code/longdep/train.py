@@ -245,9 +245,9 @@ def train_seeds(
     results = [TrainingResult() for _ in seeds]
     base.train()
     for step in range(steps):
-        factors = {warmup_factor(step, warmup) for warmup in warmups}
-        optimizer.lr = (lr * factors.pop() if len(factors) == 1 else torch.tensor(
-            [lr * warmup_factor(step, warmup) for warmup in warmups], dtype=torch.float64))
+        rates = [lr * warmup_factor(step, warmup) for warmup in warmups]
+        optimizer.lr = (rates[0] if len(set(rates)) == 1
+                        else torch.tensor(rates, dtype=torch.float64))  # one per seed
         tokens, targets = stacked_batches(make_batch, train_generators)
         losses = losses_of(params, buffers, tokens, targets)  # (seeds,)
         optimizer.zero_grad()

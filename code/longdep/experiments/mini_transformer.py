@@ -195,21 +195,28 @@ def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
         raise ValueError(f"lr must be a positive finite number, got {lr!r}")
     if not seeds:
         raise ValueError("seeds must name at least one seed, got none")
-    for label in labels:
-        if label not in DEPTH_SWEEP_RUNS:
-            raise ValueError(f"labels must be among {list(DEPTH_SWEEP_RUNS)}, got {label!r}")
+    check_labels(labels)
     budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
-    # the labels of one layer order train at once: {label: the labels of its order}
-    group = {label: tuple(other for other in labels if DEPTH_SWEEP_RUNS[other][0]
-                          == DEPTH_SWEEP_RUNS[label][0]) for label in labels}
-    # every (order, depth) trains on its own, so they run side by side, one per core, the
+    by_order: dict[bool, list[str]] = {}  # the labels of one layer order train at once
+    for label in labels:
+        by_order.setdefault(DEPTH_SWEEP_RUNS[label][0], []).append(label)
+    groups = [tuple(group) for group in by_order.values()]
+    # every (group, depth) trains on its own, so they run side by side, one per core, the
     # deepest first so that no core waits for one long run at the end
     runs = in_worker_processes({
-        (together, depth): (depth_sweep_run, (together, depth, budget, distance, num_heads,
-                                              tuple(seeds), warmup_steps))
-        for depth in sorted(depths, reverse=True) for together in dict.fromkeys(group.values())})
-    return {label: torch.tensor([runs[group[label], depth][label] for depth in depths],
-                                dtype=torch.float64) for label in labels}
+        (group, depth): (depth_sweep_run, (group, depth, budget, distance, num_heads,
+                                           tuple(seeds), warmup_steps))
+        for depth in sorted(depths, reverse=True) for group in groups})
+    grids = {label: [runs[group, depth][label] for depth in depths]
+             for group in groups for label in group}
+    return {label: torch.tensor(grids[label], dtype=torch.float64) for label in labels}
+
+
+def check_labels(labels: Sequence[str]) -> None:
+    """Raise a ``ValueError`` unless ``labels`` names at least one run of
+    :data:`DEPTH_SWEEP_RUNS`, and only such runs."""
+    if not labels or any(label not in DEPTH_SWEEP_RUNS for label in labels):
+        raise ValueError(f"labels must be among {list(DEPTH_SWEEP_RUNS)}, got {labels!r}")
 
 
 def depth_sweep_run(labels: tuple[str, ...], depth: int, budget: KeyRecallBudget,
@@ -222,8 +229,7 @@ def depth_sweep_run(labels: tuple[str, ...], depth: int, budget: KeyRecallBudget
     (with one learning-rate schedule per copy; the same seed gives the same initial weights
     and batches in every label): a vmapped model of twice the seeds costs far less than two.
     """
-    if not labels or any(label not in DEPTH_SWEEP_RUNS for label in labels):
-        raise ValueError(f"labels must be among {list(DEPTH_SWEEP_RUNS)}, got {labels!r}")
+    check_labels(labels)
     orders = {DEPTH_SWEEP_RUNS[label][0] for label in labels}
     if len(orders) != 1:
         raise ValueError(f"labels must share one layer order, got {labels!r}")
