@@ -28,7 +28,7 @@ from torch import nn
 from longdep.measure.cost import matmul_flops
 from longdep.measure.gradients import softmax_jacobian_norm
 from longdep.measure.reach import first_dependent_layer, sweep_outputs
-from longdep.models._checks import check_callable, check_positive
+from longdep.models import _checks as check
 from longdep.experiments.registry import TABLE_1, TABLE_1_KIND, TABLE_1_LAYERS
 from longdep.models.attention import sinusoidal_table
 from longdep.models.transformer import EncoderLayer
@@ -51,7 +51,7 @@ def score_variance(d_k: int, samples: int, generator: torch.Generator | None = N
     pairs are drawn in chunks of about a million numbers each, so memory stays small for many
     samples of wide vectors.
     """
-    check_positive(d_k=d_k)
+    check.positive(d_k=d_k)
     if samples < 2:
         raise ValueError(f"samples must be at least 2 for a variance, got {samples}")
     chunk = max(1, 2**20 // d_k)
@@ -83,7 +83,7 @@ def saturation(d_k: int, keys: int, samples: int, scaled: bool,
     means of the largest weight (1/keys when uniform, 1 when one-hot), of the entropy in nats
     (log keys when uniform, 0 when one-hot) and of the Frobenius norm of the Jacobian dw/ds.
     """
-    check_positive(d_k=d_k, keys=keys, samples=samples)
+    check.positive(d_k=d_k, keys=keys, samples=samples)
     q = torch.randn(samples, 1, d_k, dtype=torch.float64, generator=generator)
     k = torch.randn(samples, keys, d_k, dtype=torch.float64, generator=generator)
     scores = (q @ k.transpose(1, 2))[:, 0]
@@ -108,7 +108,7 @@ def permutation_errors(
     the time axis. The first number is zero up to round-off when f is permutation-equivariant,
     the second when it is permutation-invariant.
     """
-    check_callable(f=f)
+    check.callables(f=f)
     if not isinstance(x, torch.Tensor) or x.dim() != 3:
         raise ValueError(f"x must be a tensor of shape (batch, time, features), got "
                          f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
@@ -133,7 +133,7 @@ def shift_matrix(d_model: int, offset: int) -> torch.Tensor:
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise ValueError(f"offset must be a non-negative int, got {offset!r}")
-    check_positive(d_model=d_model)
+    check.positive(d_model=d_model)
     angle = sinusoidal_table(offset + 1, d_model)[offset]
     sin, cos = angle[0::2], angle[1::2]
     blocks = torch.stack([torch.stack([cos, sin], -1), torch.stack([-sin, cos], -1)], -2)
@@ -155,7 +155,7 @@ def make_layer(kind: str, features: int, index: int = 0, kernel_size: int = 3,
     """Layer number ``index`` (from 0) of a stack of ``kind``, a layer type of
     :data:`longdep.experiments.registry.TABLE_1_LAYERS`; dilations double per layer."""
     check_layer_kind(kind, kernel_size, window)
-    check_positive(features=features)
+    check.positive(features=features)
     if isinstance(index, bool) or not isinstance(index, int) or index < 0:
         raise ValueError(f"index must be a non-negative int, got {index!r}")
     return TABLE_1[kind].layer(features, index, kernel_size, window)
@@ -170,7 +170,7 @@ def layer_outputs(kind: str, x: torch.Tensor, max_layers: int, kernel_size: int 
     state h_t for every t < l: after ``time`` sweeps it is the whole RNN output.
     """
     check_layer_kind(kind, kernel_size, window)
-    check_positive(max_layers=max_layers)
+    check.positive(max_layers=max_layers)
     if not isinstance(x, torch.Tensor) or x.dim() != 3:
         raise ValueError(f"x must be a tensor of shape (batch, time, features), got "
                          f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
@@ -229,7 +229,7 @@ def layer_flops(kind: str, steps: int, features: int, kernel_size: int = 3,
     projections: 8 n d^2 + 4 n^2 d. A windowed attention computed with a mask costs the same as
     full attention.
     """
-    check_positive(steps=steps)
+    check.positive(steps=steps)
     layer = make_layer(kind, features, 0, kernel_size, window)
     x = torch.zeros(1, steps, features)
     return matmul_flops(lambda: layer(x))
@@ -247,7 +247,7 @@ def encoder_layers(depth: int, d_model: int, num_heads: int, d_ff: int, norm_fir
     for square matrices; the residual branches then start larger. The global random state is
     left as it was.
     """
-    check_positive(depth=depth)
+    check.positive(depth=depth)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         layers = nn.ModuleList(EncoderLayer(d_model, num_heads, d_ff, norm_first=norm_first)
@@ -273,8 +273,8 @@ def shifted_score_error(score: Score, d_model: int, shift: int, pairs: int = 256
     0 <= j <= i < max_position, and returns the attention scores (pairs,). The error is zero up
     to round-off exactly when the score depends on the positions through i - j only.
     """
-    check_callable(score=score)
-    check_positive(d_model=d_model, shift=shift, pairs=pairs, max_position=max_position)
+    check.callables(score=score)
+    check.positive(d_model=d_model, shift=shift, pairs=pairs, max_position=max_position)
     a = torch.randn(pairs, d_model, dtype=torch.float64, generator=generator)
     b = torch.randn(pairs, d_model, dtype=torch.float64, generator=generator)
     i = torch.randint(0, max_position, (pairs,), generator=generator)

@@ -13,16 +13,7 @@ import torch
 from torch import nn
 
 from longdep.experiments.vanishing import orthogonal_matrix
-from longdep.models._checks import (
-    check_callable,
-    check_finite,
-    check_int_range,
-    check_model,
-    check_positive,
-    check_tensor,
-    check_tokens,
-    describe,
-)
+from longdep.models import _checks as check
 from longdep.models.heads import LastStepClassifier
 from longdep.models.rnn import ElmanRNN
 from longdep.train import SGD, Batch, TrainingResult, clip_gradient_norm_, train
@@ -35,7 +26,7 @@ def _check_positive_numbers(**values: float | None) -> None:
     """Raise unless every named value is None or a finite number > 0 (a learning rate or a
     clipping threshold; None means no clipping)."""
     given = {name: value for name, value in values.items() if value is not None}
-    check_finite(**given)
+    check.finite(**given)
     for name, value in given.items():
         if value <= 0:
             raise ValueError(f"{name} must be positive, got {value}")
@@ -46,10 +37,10 @@ def _check_classifiers(models) -> None:
     :func:`classifier_with_recurrent_gain` builds them."""
     if not isinstance(models, (list, tuple)) or not models:
         raise ValueError(f"models must be a non-empty list of LastStepClassifier, got "
-                         f"{describe(models)}")
+                         f"{check.describe(models)}")
     for r, model in enumerate(models):
-        check_model(model, f"models[{r}]", LastStepClassifier)
-        check_model(model.core, f"models[{r}].core", ElmanRNN)
+        check.instance(model, f"models[{r}]", LastStepClassifier)
+        check.instance(model.core, f"models[{r}].core", ElmanRNN)
         if model.core.nonlinearity != "tanh":
             raise ValueError(f"models[{r}].core must be a tanh ElmanRNN, got "
                              f"{model.core.nonlinearity!r}")
@@ -67,11 +58,11 @@ def _check_stacked_input(params, tokens) -> None:
         raise ValueError(f"params must map the names of stacked_parameters' result to tensors "
                          f"(runs, ...), missing {missing}")
     runs, vocab_size = params["embedding.weight"].shape[:2]
-    check_tensor(tokens, "tokens", f"(runs, batch, time) with runs = {runs}", 3, floating=False)
+    check.tensor(tokens, "tokens", f"(runs, batch, time) with runs = {runs}", 3, floating=False)
     if tokens.dim() != 3 or tokens.size(0) != runs:
         raise ValueError(f"tokens must have shape (runs, batch, time) with runs = {runs}, got "
-                         f"{describe(tokens)}")
-    check_tokens(tokens.flatten(0, 1), vocab_size, "tokens (runs * batch, time)")
+                         f"{check.describe(tokens)}")
+    check.tokens(tokens.flatten(0, 1), vocab_size, "tokens (runs * batch, time)")
 
 
 def _check_per_model(runs: int, lrs, thresholds, seeds) -> None:
@@ -80,24 +71,24 @@ def _check_per_model(runs: int, lrs, thresholds, seeds) -> None:
     for name, values in (("lrs", lrs), ("thresholds", thresholds), ("seeds", seeds)):
         if not isinstance(values, (list, tuple)):
             raise TypeError(f"{name} must be a list, one entry per model, got "
-                            f"{describe(values)}")
+                            f"{check.describe(values)}")
         if len(values) != runs:
             raise ValueError(f"give one learning rate, threshold and seed per model: {runs} "
                              f"models, but {name} has {len(values)} entries")
     _check_positive_numbers(**{f"lrs[{r}]": lr for r, lr in enumerate(lrs)},
                             **{f"thresholds[{r}]": t for r, t in enumerate(thresholds)})
-    check_int_range(0, None, **{f"seeds[{r}]": seed for r, seed in enumerate(seeds)})
+    check.int_range(0, None, **{f"seeds[{r}]": seed for r, seed in enumerate(seeds)})
 
 
 def _check_settings(settings) -> None:
     """Raise unless ``settings`` is a non-empty dict label -> (lr, threshold)."""
     if not isinstance(settings, dict) or not settings:
         raise ValueError(f"settings must be a non-empty dict label -> (lr, threshold), got "
-                         f"{describe(settings)}")
+                         f"{check.describe(settings)}")
     for label, setting in settings.items():
         if not (isinstance(setting, (tuple, list)) and len(setting) == 2):
             raise TypeError(f"settings[{label!r}] must be a pair (lr, threshold), got "
-                            f"{describe(setting)}")
+                            f"{check.describe(setting)}")
 
 
 def cliff_final_state(w: torch.Tensor, b: torch.Tensor, steps: int = 50, x0: float = 0.5
@@ -107,12 +98,12 @@ def cliff_final_state(w: torch.Tensor, b: torch.Tensor, steps: int = 50, x0: flo
     w and b are tensors of one shape (a grid of parameters, or two scalars); so is the result
     (Chapter 2, "The cliff").
     """
-    check_tensor(w, "w", "(...)", 0)
-    check_tensor(b, "b", f"{tuple(w.shape)}, the shape of w", 0)
+    check.tensor(w, "w", "(...)", 0)
+    check.tensor(b, "b", f"{tuple(w.shape)}, the shape of w", 0)
     if b.shape != w.shape:
-        raise ValueError(f"w and b must have one shape, got {describe(w)} and {describe(b)}")
-    check_positive(steps=steps)
-    check_finite(x0=x0)
+        raise ValueError(f"w and b must have one shape, got {check.describe(w)} and {check.describe(b)}")
+    check.positive(steps=steps)
+    check.finite(x0=x0)
     x = torch.full_like(w, x0)
     for _ in range(steps):
         x = w * torch.sigmoid(x) + b
@@ -122,7 +113,7 @@ def cliff_final_state(w: torch.Tensor, b: torch.Tensor, steps: int = 50, x0: flo
 def cliff_loss(w: torch.Tensor, b: torch.Tensor, target: float = 0.7, steps: int = 50
                ) -> torch.Tensor:
     """The squared error (x_steps - target)^2 of :func:`cliff_final_state`, elementwise."""
-    check_finite(target=target)
+    check.finite(target=target)
     return (cliff_final_state(w, b, steps) - target) ** 2
 
 
@@ -141,10 +132,10 @@ def cliff_descent(start: tuple[float, float], lr: float, steps: int,
     """Plain gradient descent on :func:`cliff_loss` from (w, b) = ``start``, in float64; with a
     ``threshold``, each gradient is clipped by :func:`clip_gradient_norm_` first."""
     if not (isinstance(start, (tuple, list)) and len(start) == 2):
-        raise TypeError(f"start must be a pair (w, b) of numbers, got {describe(start)}")
-    check_finite(**{"start[0]": start[0], "start[1]": start[1]})
+        raise TypeError(f"start must be a pair (w, b) of numbers, got {check.describe(start)}")
+    check.finite(**{"start[0]": start[0], "start[1]": start[1]})
     _check_positive_numbers(lr=lr, threshold=threshold)
-    check_positive(steps=steps)
+    check.positive(steps=steps)
     limit = math.inf if threshold is None else threshold
     point = torch.tensor(start, dtype=torch.float64, requires_grad=True)
     points, losses, grad_norms = [], [], []
@@ -168,10 +159,10 @@ def classifier_with_recurrent_gain(gain: float, vocab_size: int = 9, embedding_d
     """A tanh Elman RNN classifier whose W_hh is ``gain`` times a random orthogonal matrix, so
     that sigma_max(W_hh) = gain (Chapter 2, "Clipping in training"). Tokens (batch, time) ->
     logits (batch, num_classes); the initialisation depends only on ``seed``."""
-    check_finite(gain=gain)
-    check_positive(vocab_size=vocab_size, embedding_dim=embedding_dim, hidden_size=hidden_size,
+    check.finite(gain=gain)
+    check.positive(vocab_size=vocab_size, embedding_dim=embedding_dim, hidden_size=hidden_size,
                    num_classes=num_classes)
-    check_int_range(0, None, seed=seed)
+    check.int_range(0, None, seed=seed)
     torch.manual_seed(seed)
     core = ElmanRNN(embedding_dim, hidden_size)
     with torch.no_grad():
@@ -190,8 +181,8 @@ def train_sgd(model: nn.Module, make_batch: Callable[[torch.Generator], Batch], 
     :func:`clip_gradient_norm_` when ``threshold`` is given. Records the loss and the gradient
     norm before clipping at every step, and the held-out accuracy at the end.
     """
-    check_model(model, "model", nn.Module)
-    check_callable(make_batch=make_batch)
+    check.instance(model, "model", nn.Module)
+    check.callables(make_batch=make_batch)
     return train(model, make_batch, steps, lr, clip_norm=threshold, seed=seed,
                  eval_batches=eval_batches, optimizer_class=SGD,
                  clip=clip_gradient_norm_)
@@ -260,8 +251,8 @@ def train_sgd_seeds(models: list[LastStepClassifier],
     _check_classifiers(models)
     runs = len(models)
     _check_per_model(runs, lrs=lrs, thresholds=thresholds, seeds=seeds)
-    check_callable(make_batch=make_batch)
-    check_positive(steps=steps, eval_batches=eval_batches)
+    check.callables(make_batch=make_batch)
+    check.positive(steps=steps, eval_batches=eval_batches)
     params = stacked_parameters(models)
     lr = torch.tensor(lrs, dtype=torch.float32)
     limit = torch.tensor([math.inf if t is None else t for t in thresholds])
@@ -300,7 +291,7 @@ def train_settings(settings: dict[str, tuple[float, float | None]], gain: float,
     every setting in one call of :func:`train_sgd_seeds`. Every setting trains the same seeds
     on the same batches. Returns label -> :class:`SeedRuns` with (seeds, ...) tensors."""
     _check_settings(settings)
-    check_positive(seeds=seeds)
+    check.positive(seeds=seeds)
     plan = [(lr, threshold, seed) for lr, threshold in settings.values() for seed in range(seeds)]
     models = [classifier_with_recurrent_gain(gain, hidden_size=hidden_size, seed=seed)
               for *_, seed in plan]

@@ -56,7 +56,7 @@ from longdep.measure.reach import (
     masked_path_length,
     sweep_outputs,
 )
-from longdep.models._checks import first_output
+from longdep.models import _checks as check
 from longdep.models.attention import causal_mask, scaled_dot_product_attention
 from longdep.models.decode import (
     linear_attention_step,
@@ -282,7 +282,7 @@ def sequential_depths(name: str, lengths: Sequence[int], shape: ModelShape = Mod
     check_lengths(lengths)
     torch.manual_seed(0)
     model = summary_model(name, shape)
-    return [graph_depth(first_output(model(torch.zeros(1, n, shape.input_size,
+    return [graph_depth(check.first_output(model(torch.zeros(1, n, shape.input_size,
                                                        requires_grad=True))))
             for n in lengths]
 
@@ -605,7 +605,7 @@ class PairRecallClassifier(nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         x = self.key_embedding(tokens[..., 0]) + self.value_embedding(tokens[..., 1])
-        outputs = first_output(self.core(x))  # (batch, time, width)
+        outputs = check.first_output(self.core(x))  # (batch, time, width)
         queries = outputs[:, tokens.shape[1] // 2:]  # (batch, time / 2, width)
         return self.head(queries).flatten(0, 1)  # (batch * time / 2, num_values)
 

@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from longdep.models._checks import check_positive, describe
+from longdep.models import _checks as check
 from longdep.models.rnn import ElmanRNN
 
 #: the large-n limits of rho(W_hh) and sigma_max(W_hh) for entries U(-1/sqrt(n), 1/sqrt(n))
@@ -37,9 +37,9 @@ def default_recurrent_spectrum(
         seeds_per_size = {16: 8, 64: 8, 256: 4, 512: 2}
     if not isinstance(seeds_per_size, dict) or not seeds_per_size:
         raise ValueError(f"seeds_per_size must be a non-empty dict hidden size -> seeds, got "
-                         f"{describe(seeds_per_size)}")
+                         f"{check.describe(seeds_per_size)}")
     for n, seeds in seeds_per_size.items():
-        check_positive(**{"hidden size": n, f"seeds_per_size[{n!r}]": seeds})
+        check.positive(**{"hidden size": n, f"seeds_per_size[{n!r}]": seeds})
     spectra = {}
     for n, seeds in seeds_per_size.items():
         radii, norms = [], []

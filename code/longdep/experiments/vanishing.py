@@ -9,26 +9,19 @@ import numpy as np
 import torch
 from numpy.polynomial.hermite_e import hermegauss
 
-from longdep.models._checks import (
-    check_choice,
-    check_finite,
-    check_int_range,
-    check_positive,
-    check_tensor,
-    describe,
-)
+from longdep.models import _checks as check
 from longdep.models.rnn import ACTIVATIONS, ElmanRNN
 
 
 def _check_generator(generator) -> None:
     """Raise a ``TypeError`` unless ``generator`` is None or a ``torch.Generator``."""
     if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be None or a torch.Generator, got {describe(generator)}")
+        raise TypeError(f"generator must be None or a torch.Generator, got {check.describe(generator)}")
 
 
 def _check_non_negative(**values: float) -> None:
     """Raise unless every named value is a finite number >= 0."""
-    check_finite(**values)
+    check.finite(**values)
     for name, value in values.items():
         if value < 0:
             raise ValueError(f"{name} must be non-negative, got {value}")
@@ -37,24 +30,24 @@ def _check_non_negative(**values: float) -> None:
 def _check_square(matrix, name: str, dims: str = "(n, n)", leading: int = 0) -> None:
     """Raise unless ``matrix`` is a non-empty floating tensor of ``leading`` + 2 dimensions whose
     last two sizes are equal."""
-    check_tensor(matrix, name, dims, leading + 2)
+    check.tensor(matrix, name, dims, leading + 2)
     if matrix.dim() != leading + 2 or matrix.size(-1) != matrix.size(-2):
-        raise ValueError(f"{name} must be square, of shape {dims}, got {describe(matrix)}")
+        raise ValueError(f"{name} must be square, of shape {dims}, got {check.describe(matrix)}")
 
 
 def _check_fit(fit, burn_in: int) -> None:
     """Raise unless fit = (first, last) are ints with 0 <= first < last and burn_in >= 0."""
     if not (isinstance(fit, (tuple, list)) and len(fit) == 2):
-        raise TypeError(f"fit must be a pair (first, last) of distances, got {describe(fit)}")
-    check_int_range(0, None, burn_in=burn_in, **{"fit[0]": fit[0]})
-    check_int_range(fit[0] + 1, None, **{"fit[1]": fit[1]})
+        raise TypeError(f"fit must be a pair (first, last) of distances, got {check.describe(fit)}")
+    check.int_range(0, None, burn_in=burn_in, **{"fit[0]": fit[0]})
+    check.int_range(fit[0] + 1, None, **{"fit[1]": fit[1]})
 
 
 def orthogonal_matrix(size: int, generator: torch.Generator | None = None) -> torch.Tensor:
     """A random orthogonal (size, size) float64 matrix, uniform over the orthogonal group: the QR
     factor of a Gaussian matrix with the signs of R's diagonal moved into Q. Every singular value
     and every eigenvalue modulus of s * Q equals s (Chapter 2, "Regimes")."""
-    check_positive(size=size)
+    check.positive(size=size)
     _check_generator(generator)
     q, r = torch.linalg.qr(torch.randn(size, size, dtype=torch.float64, generator=generator))
     return q * torch.sign(torch.diagonal(r))
@@ -76,10 +69,10 @@ def rnn_with_recurrent_matrix(
     (batch, steps, input_size); W_ih and x depend only on ``seed`` (Chapter 2, "Regimes").
     """
     _check_square(weight_hh, "weight_hh", "(hidden, hidden)")
-    check_choice(nonlinearity=(nonlinearity, tuple(ACTIVATIONS)))
+    check.choice(nonlinearity=(nonlinearity, tuple(ACTIVATIONS)))
     _check_non_negative(input_scale=input_scale)
-    check_positive(steps=steps, batch=batch, input_size=input_size)
-    check_int_range(0, None, seed=seed)
+    check.positive(steps=steps, batch=batch, input_size=input_size)
+    check.int_range(0, None, seed=seed)
     generator = torch.Generator().manual_seed(seed)
     hidden = weight_hh.size(0)
     rnn = ElmanRNN(input_size, hidden, nonlinearity).double()
@@ -118,11 +111,11 @@ def mean_field_fixed_point(s: float, sigma_x: float, activation: str = "tanh",
     "The theory that predicts the measurement"): the fixed point of q = E[phi(a)^2] with
     a ~ N(0, s^2 q + sigma_x^2), found by iterating from q = 1 (Chen et al. 2018)."""
     _check_non_negative(s=s, sigma_x=sigma_x)
-    check_choice(activation=(activation, tuple(_ACTIVATIONS)))
-    check_finite(tolerance=tolerance)
+    check.choice(activation=(activation, tuple(_ACTIVATIONS)))
+    check.finite(tolerance=tolerance)
     if tolerance <= 0:
         raise ValueError(f"tolerance must be positive, got {tolerance}")
-    check_positive(max_iterations=max_iterations)
+    check.positive(max_iterations=max_iterations)
     phi, _ = _ACTIVATIONS[activation]
     q = 1.0
     for _ in range(max_iterations):
@@ -140,7 +133,7 @@ def predicted_rate(s: float, sigma_x: float, activation: str = "tanh") -> float:
     chi = s^2 E[phi'(a)^2], a ~ N(0, s^2 q* + sigma_x^2) (Chapter 2, "The theory that predicts
     the measurement"). For the identity phi' = 1 and the rate is s, whatever q* is."""
     _check_non_negative(s=s, sigma_x=sigma_x)
-    check_choice(activation=(activation, tuple(_ACTIVATIONS)))
+    check.choice(activation=(activation, tuple(_ACTIVATIONS)))
     _, derivative = _ACTIVATIONS[activation]
     if activation == "identity":
         return float(s)
@@ -162,10 +155,10 @@ def measured_rates(scales, sigma_x: float = 1.0, activation: str = "tanh", hidde
     Returns (len(scales), draws)."""
     if isinstance(scales, (str, bytes)) or not hasattr(scales, "__len__") or not len(scales):
         raise ValueError(f"scales must be a non-empty sequence of gains s, got "
-                         f"{describe(scales)}")
+                         f"{check.describe(scales)}")
     _check_non_negative(**{f"scales[{i}]": float(s) for i, s in enumerate(scales)})
-    check_positive(hidden=hidden, draws=draws)
-    check_int_range(0, None, seed=seed)
+    check.positive(hidden=hidden, draws=draws)
+    check.int_range(0, None, seed=seed)
     generator = torch.Generator().manual_seed(seed)
     q = torch.stack([orthogonal_matrix(hidden, generator) for _ in range(draws)])
     s = torch.tensor(scales, dtype=torch.float64)
@@ -179,7 +172,7 @@ def growth_onset(sigma_x: float, low: float = 1.0, high: float = 4.0,
     """The s at which the predicted tanh rate crosses 1 (Chapter 2, "The theory that predicts
     the measurement"), by bisection on [low, high]."""
     _check_non_negative(sigma_x=sigma_x, low=low, tolerance=tolerance)
-    check_finite(high=high)
+    check.finite(high=high)
     if not low < high or tolerance <= 0:
         raise ValueError(f"need low < high and tolerance > 0, got low = {low}, high = {high}, "
                          f"tolerance = {tolerance}")
@@ -199,10 +192,10 @@ def masked_product_norms(matrix: torch.Tensor, masks: torch.Tensor) -> torch.Ten
     products with step-dependent masks are ruled by the joint spectral radius of the set
     {diag(m) W}, which can exceed 1 when rho(W) < 1."""
     _check_square(matrix, "matrix", "(units, units)")
-    check_tensor(masks, "masks", f"(steps, {matrix.size(0)})", 2)
+    check.tensor(masks, "masks", f"(steps, {matrix.size(0)})", 2)
     if masks.dim() != 2 or masks.size(1) != matrix.size(0):
         raise ValueError(f"masks must have shape (steps, {matrix.size(0)}), got "
-                         f"{describe(masks)}")
+                         f"{check.describe(masks)}")
     product, norms = torch.eye(matrix.size(0), dtype=matrix.dtype), [1.0]
     for mask in masks:
         product = (mask[:, None] * matrix) @ product
@@ -220,8 +213,8 @@ def fitted_rates(weights: torch.Tensor, sigma_x: float = 1.0, activation: str = 
     (networks,)."""
     _check_square(weights, "weights", "(networks, n, n)", leading=1)
     _check_non_negative(sigma_x=sigma_x)
-    check_choice(activation=(activation, tuple(_ACTIVATIONS)))
-    check_positive(batch=batch)
+    check.choice(activation=(activation, tuple(_ACTIVATIONS)))
+    check.positive(batch=batch)
     _check_fit(fit, burn_in)
     _check_generator(generator)
     hidden = weights.size(1)

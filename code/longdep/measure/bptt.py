@@ -14,7 +14,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from longdep.models._checks import check_model, check_sequence, check_tensor
+from longdep.models import _checks as check
 from longdep.models.rnn import ElmanRNN
 
 
@@ -34,9 +34,9 @@ class BPTTGradients(NamedTuple):
 def activation_derivative(rnn: ElmanRNN, pre: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
     """phi'(a_t): 1 - h_t^2 for tanh, 1 for the identity, the indicator a_t > 0 for relu;
     pre and states (batch, time, hidden) as :meth:`ElmanRNN.pre_activations` returns them."""
-    check_model(rnn, "rnn", ElmanRNN)
+    check.instance(rnn, "rnn", ElmanRNN)
     for name, tensor in (("pre", pre), ("states", states)):
-        check_sequence(tensor, rnn.hidden_size, name, like=rnn.weight_ih)
+        check.sequence(tensor, rnn.hidden_size, name, like=rnn.weight_ih)
     if rnn.nonlinearity == "tanh":
         return 1 - states**2
     if rnn.nonlinearity == "identity":
@@ -60,9 +60,9 @@ def bptt(
 
     and each step adds its immediate term diag(phi'(a_t)) dL/dh_t h_{t-1}^T to dL/dW_hh.
     """
-    check_model(rnn, "rnn", ElmanRNN)
+    check.instance(rnn, "rnn", ElmanRNN)
     pre, states = rnn.pre_activations(x, h0)  # checks x and h0
-    check_sequence(output_grads, rnn.hidden_size, "output_grads", like=states)
+    check.sequence(output_grads, rnn.hidden_size, "output_grads", like=states)
     if output_grads.shape != states.shape:
         raise ValueError(
             f"output_grads must have the states' shape {tuple(states.shape)}, "
@@ -99,10 +99,10 @@ def readout_gradients(
     With p_t = softmax(W_hy h_t + b_y), dL_t/dz_t = p_t - onehot(y_t); returns dL_t/dh_t
     (batch, time, hidden), dL/dW_hy and dL/db_y.
     """
-    check_tensor(states, "states", "(batch, time, hidden)", 3)
-    check_tensor(weight, "weight", "(classes, hidden)", 2)
-    check_tensor(bias, "bias", "(classes,)", 1)
-    check_tensor(targets, "targets", "(batch, time)", 2, floating=False)
+    check.tensor(states, "states", "(batch, time, hidden)", 3)
+    check.tensor(weight, "weight", "(classes, hidden)", 2)
+    check.tensor(bias, "bias", "(classes,)", 1)
+    check.tensor(targets, "targets", "(batch, time)", 2, floating=False)
     if states.dim() != 3 or weight.shape != (bias.numel(), states.size(-1)) or bias.dim() != 1:
         raise ValueError(f"states (batch, time, hidden), weight (classes, hidden) and bias "
                          f"(classes,) do not fit: got {tuple(states.shape)}, "
@@ -129,9 +129,9 @@ def loss_to_step_gradients(rnn: ElmanRNN, x: torch.Tensor, output_grads: torch.T
 
     Row t backpropagates L_t alone, so it shows how far back one loss term reaches.
     """
-    check_model(rnn, "rnn", ElmanRNN)
-    check_sequence(x, rnn.input_size, like=rnn.weight_ih)
-    check_sequence(output_grads, rnn.hidden_size, "output_grads", like=x)
+    check.instance(rnn, "rnn", ElmanRNN)
+    check.sequence(x, rnn.input_size, like=rnn.weight_ih)
+    check.sequence(output_grads, rnn.hidden_size, "output_grads", like=x)
     steps = x.size(1)
     norms = torch.zeros(steps, steps, dtype=x.dtype)
     for t in range(steps):

@@ -30,7 +30,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode, _FlopCounterMode
 
-from longdep.models._checks import check_callable, check_positive
+from longdep.models import _checks as check
 
 
 def _dispatch_without_compiler(mode_class: type) -> None:
@@ -58,8 +58,8 @@ def seconds_per_call(fn: Callable[[], object], repeats: int = 3, threads: int = 
     parallel operation can wait for a free core far longer than the operation takes, and the
     minimum over repeats is the time least disturbed by other work.
     """
-    check_callable(fn=fn)
-    check_positive(repeats=repeats, threads=threads)
+    check.callables(fn=fn)
+    check.positive(repeats=repeats, threads=threads)
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -142,7 +142,7 @@ def peak_tensor_bytes(fn: Callable[[], object]) -> int:
     Measured without autograd, from the storages PyTorch allocates: tensors made before the call
     (inputs passed in by closure) and views of them are not counted; the result is.
     """
-    check_callable(fn=fn)
+    check.callables(fn=fn)
     tracker = _LiveTensorBytes()
     with torch.no_grad(), tracker:
         fn()
@@ -152,7 +152,7 @@ def peak_tensor_bytes(fn: Callable[[], object]) -> int:
 def matmul_flops(fn: Callable[[], object]) -> int:
     """Floating-point operations of the matrix products in ``fn()`` (no autograd), as counted by
     :class:`torch.utils.flop_counter.FlopCounterMode`: 2 m n k for an (m, k) @ (k, n) product."""
-    check_callable(fn=fn)
+    check.callables(fn=fn)
     counter = FlopCounterMode(display=False)
     with torch.no_grad(), counter:
         fn()
@@ -262,7 +262,7 @@ def peak_allocated_bytes(fn: Callable[[], object]) -> int:
     afterwards): a parallel kernel may allocate one work buffer per thread. Counted, not timed:
     the same on every run.
     """
-    check_callable(fn=fn)
+    check.callables(fn=fn)
     from torch.autograd.profiler import profile
 
     previous = torch.get_num_threads()
@@ -297,7 +297,7 @@ def attention_flops(fn: Callable[[], object]) -> int:
     (``torch.nn.functional.scaled_dot_product_attention``), which ``FlopCounterMode`` leaves
     out on the CPU: its two products, 2 T S d each per head, as for the GPU kernels (the causal
     half that the kernel may skip is counted, as in the book's own softmax attention)."""
-    check_callable(fn=fn)
+    check.callables(fn=fn)
     fused = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
     counter = FlopCounterMode(display=False, custom_mapping={fused: _fused_attention_flops})
     with torch.no_grad(), counter:

@@ -21,18 +21,7 @@ import torch
 from torch import nn
 
 from longdep.measure.bptt import activation_derivative
-from longdep.models._checks import (
-    check_callable,
-    check_int_range,
-    check_model,
-    check_positive,
-    check_sequence,
-    check_state,
-    check_step,
-    check_tensor,
-    first_output,
-    state_or_zeros,
-)
+from longdep.models import _checks as check
 from longdep.models.lstm import LSTM
 from longdep.models.rnn import ElmanRNN
 from longdep.models.ssm import SelectiveSSM
@@ -40,7 +29,7 @@ from longdep.models.ssm import SelectiveSSM
 
 def finite_or_inf(norms: torch.Tensor) -> torch.Tensor:
     """Replace every non-finite norm by +inf: an overflowed gradient is infinitely large, not NaN."""
-    check_tensor(norms, "norms", "(...)", 0)
+    check.tensor(norms, "norms", "(...)", 0)
     return torch.where(torch.isfinite(norms), norms, torch.full_like(norms, float("inf")))
 
 
@@ -50,7 +39,7 @@ def norm_without_overflow(tensor: torch.Tensor) -> torch.Tensor:
     The plain formula squares the entries and overflows once they pass about 1e154 in float64;
     this overflows only when the norm itself is too large to represent (then it is ``inf``).
     """
-    check_tensor(tensor, "tensor", "(...)", 0)
+    check.tensor(tensor, "tensor", "(...)", 0)
     largest = tensor.abs().max()
     if largest == 0 or not torch.isfinite(largest):
         return tensor.norm()
@@ -59,7 +48,7 @@ def norm_without_overflow(tensor: torch.Tensor) -> torch.Tensor:
 
 def last_output_sum(outputs: torch.Tensor) -> torch.Tensor:
     """The default probe loss: the sum of the last step's outputs, L = sum_i y_{T,i}."""
-    check_tensor(outputs, "outputs", "(batch, time, features)", 2)
+    check.tensor(outputs, "outputs", "(batch, time, features)", 2)
     return outputs[:, -1].sum()
 
 
@@ -74,12 +63,12 @@ def input_gradient_norms(
     first element is that; L = loss_fn(outputs). Returns a (time,) tensor; entry k is the norm over
     batch and features of dL/dx_k, so the distance from the last step is time - 1 - k.
     """
-    check_callable(forward=forward, loss_fn=loss_fn)
-    check_tensor(x, "x", "(batch, time, features)", 3)
+    check.callables(forward=forward, loss_fn=loss_fn)
+    check.tensor(x, "x", "(batch, time, features)", 3)
     if x.dim() != 3:
         raise ValueError(f"x must have shape (batch, time, features), got {tuple(x.shape)}")
     x = x.detach().requires_grad_()
-    outputs = first_output(forward(x))
+    outputs = check.first_output(forward(x))
     (grad,) = torch.autograd.grad(loss_fn(outputs), x)
     return finite_or_inf(grad.norm(dim=(0, 2)))
 
@@ -99,10 +88,10 @@ def state_gradient_norms(
     entry k is the norm over batch and features of dL/dh_k (distance time - 1 - k from the last
     step), ``inf`` where the backward pass overflowed.
     """
-    check_model(model, "model", "step", "input_size", "hidden_size")
-    check_callable(loss_fn=loss_fn)
-    check_sequence(x, model.input_size)
-    h0 = state_or_zeros(h0, x, model.hidden_size)
+    check.instance(model, "model", "step", "input_size", "hidden_size")
+    check.callables(loss_fn=loss_fn)
+    check.sequence(x, model.input_size)
+    h0 = check.state_or_zeros(h0, x, model.hidden_size)
     # Every state depends on h0, so the graph exists even for a model without parameters.
     h, states = h0.detach().requires_grad_(), []
     with torch.enable_grad():
@@ -121,7 +110,7 @@ def ratios_by_distance(norms: torch.Tensor) -> torch.Tensor:
     With the loss on the last step only, entry d is ||dL/dh_{T-d}|| / ||dL/dh_T||, the quantity
     that the bound (gamma sigma_max)^d of Chapter 2 caps.
     """
-    check_tensor(norms, "norms", "(time,)", floating=False)
+    check.tensor(norms, "norms", "(time,)", floating=False)
     if norms.dim() != 1 or norms.numel() == 0:
         raise ValueError(
             f"norms must be a non-empty (time,) tensor, got shape {tuple(norms.shape)}"
@@ -149,7 +138,7 @@ def activation_derivatives(rnn: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """phi'(a_t) of every unit at every step, (batch, time, hidden), for x (batch, time, input):
     the diagonal factors of the Jacobian product. Values near 0 are saturated units (Chapter 2,
     "Saturation")."""
-    check_model(rnn, "rnn", ElmanRNN)
+    check.instance(rnn, "rnn", ElmanRNN)
     pre, states = rnn.pre_activations(x)
     return activation_derivative(rnn, pre, states)
 
@@ -162,7 +151,7 @@ def readout_loss(direction: torch.Tensor) -> Callable[[torch.Tensor], torch.Tens
     LayerNorm's output over its features is a constant (the sum of its bias), so its gradient
     through a Post-LN layer is exactly zero.
     """
-    check_tensor(direction, "direction", "(features,)", 1)
+    check.tensor(direction, "direction", "(features,)", 1)
     if direction.dim() != 1:
         raise ValueError(f"direction must have shape (features,), got {tuple(direction.shape)}")
     return lambda outputs: (outputs[:, -1] @ direction).sum()
@@ -180,8 +169,8 @@ def distance_profile(model: nn.Module, steps: int, features: int, batch: int = 2
     share their last positions, so the last query is the same. Returns a (steps,) tensor;
     entry k is at distance steps - 1 - k from the last position.
     """
-    check_callable(model=model)
-    check_positive(steps=steps, features=features, batch=batch)
+    check.callables(model=model)
+    check.positive(steps=steps, features=features, batch=batch)
     generator = torch.Generator().manual_seed(seed)
     direction = torch.randn(features, dtype=torch.float64, generator=generator)
     # Drawn from the last position backwards: sequences of any length end with the same inputs.
@@ -200,7 +189,7 @@ def skip_path_only(layers: Sequence[nn.Module]):
     connections and layer normalisation"). The hooks are removed on exit.
     """
     for layer in layers:
-        check_model(layer, "every layer", "self_attn", "linear2")
+        check.instance(layer, "every layer", "self_attn", "linear2")
     handles = []
     for layer in layers:
         handles.append(layer.self_attn.register_forward_hook(
@@ -225,7 +214,7 @@ def layer_input_gradients(layers: Sequence[nn.Module], x: torch.Tensor,
     len(layers) - l layers.
     """
     readout = readout_loss(direction)  # checks direction
-    check_sequence(x, direction.numel())
+    check.sequence(x, direction.numel())
     states = [x.detach().requires_grad_()]
     for layer in layers:
         states.append(layer(states[-1]))
@@ -237,7 +226,7 @@ def stack_jacobian(layers: Sequence[nn.Module], x: torch.Tensor) -> torch.Tensor
     """The Jacobian d(output)/dx of the stack of ``layers`` at x (1, time, d_model), flattened to
     a (time d_model, time d_model) matrix (Chapter 4, "Residual connections and layer
     normalisation")."""
-    check_tensor(x, "x", "(1, time, d_model)", 3)
+    check.tensor(x, "x", "(1, time, d_model)", 3)
     if x.dim() != 3 or x.size(0) != 1:
         raise ValueError(f"x must have shape (1, time, d_model), got {tuple(x.shape)}")
 
@@ -259,7 +248,7 @@ def activation_gamma(
     phi' is evaluated by autograd in float64 on the grid of multiples of ``spacing`` in
     [-half_width, half_width] (0 is on the grid exactly); returns (gamma, the a of the maximum).
     """
-    check_callable(activation=activation)
+    check.callables(activation=activation)
     if not 0 < spacing <= half_width:
         raise ValueError(f"need 0 < spacing <= half_width, got {spacing}, {half_width}")
     count = round(half_width / spacing)
@@ -272,10 +261,10 @@ def activation_gamma(
 def matrix_power_norms(matrix: torch.Tensor, max_power: int) -> torch.Tensor:
     """Spectral norms ||W^k||_2 for k = 0 .. max_power, a (max_power + 1,) tensor (Chapter 2,
     "Eigenvalues versus singular values"). For a linear RNN, W^k is the Jacobian dh_t/dh_(t-k)."""
-    check_tensor(matrix, "matrix", "(n, n)", 2)
+    check.tensor(matrix, "matrix", "(n, n)", 2)
     if matrix.dim() != 2 or matrix.size(0) != matrix.size(1):
         raise ValueError(f"matrix must be square, got shape {tuple(matrix.shape)}")
-    check_int_range(0, None, max_power=max_power)
+    check.int_range(0, None, max_power=max_power)
     power, norms = torch.eye(matrix.size(0), dtype=matrix.dtype), []
     for _ in range(max_power + 1):
         norms.append(torch.linalg.matrix_norm(power, ord=2))
@@ -298,9 +287,9 @@ def cell_state_jacobian(
 
     Returns the direct path diag(f_t) and the path through h_{t-1}, each (batch, hidden, hidden).
     """
-    check_model(lstm, "lstm", LSTM)
-    check_step(x_t, c_prev, lstm.input_size, lstm.hidden_size, lstm.weight_ih, "c_prev")
-    check_state(o_prev, tuple(c_prev.shape), "o_prev", x_t)
+    check.instance(lstm, "lstm", LSTM)
+    check.step(x_t, c_prev, lstm.input_size, lstm.hidden_size, lstm.weight_ih, "c_prev")
+    check.hidden_state(o_prev, tuple(c_prev.shape), "o_prev", x_t)
     h_prev = o_prev * torch.tanh(c_prev)
     i, f, g, _ = lstm.gates(lstm.input_parts(x_t), h_prev)
     w_i, w_f, w_g, _ = lstm.weight_hh.chunk(4, dim=0)
@@ -326,8 +315,8 @@ def cell_state_path(lstm: LSTM, x: torch.Tensor) -> CellStatePath:
     """Run ``lstm`` over x (batch, time, input) from zero state, recording along the way the
     forget gates and the size of each step's cell-state Jacobian (Chapter 3, "Measuring the
     gradient over distance")."""
-    check_model(lstm, "lstm", LSTM)
-    check_sequence(x, lstm.input_size, like=lstm.weight_ih)
+    check.instance(lstm, "lstm", LSTM)
+    check.sequence(x, lstm.input_size, like=lstm.weight_ih)
     h = c = o = x.new_zeros(x.size(0), lstm.hidden_size)
     forget_gates, step_norms = [], []
     for x_t in x.unbind(1):
@@ -345,7 +334,7 @@ def forget_product_norms(forget_gates: torch.Tensor) -> torch.Tensor:
     forget_gates (batch, time, hidden). This is the direct path diag(f) alone would leave of
     dC_T/dC_k (entry T is the empty product, 1 per unit).
     """
-    check_tensor(forget_gates, "forget_gates", "(batch, time, hidden)", 3)
+    check.tensor(forget_gates, "forget_gates", "(batch, time, hidden)", 3)
     if forget_gates.dim() != 3:
         raise ValueError(f"forget_gates must have shape (batch, time, hidden), got "
                          f"{tuple(forget_gates.shape)}")
@@ -356,7 +345,7 @@ def forget_product_norms(forget_gates: torch.Tensor) -> torch.Tensor:
 
 def softmax_jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
     """Frobenius norm of the softmax Jacobian diag(w) - w w^T, for weights (..., keys)."""
-    check_tensor(weights, "weights", "(..., keys)", 1)
+    check.tensor(weights, "weights", "(..., keys)", 1)
     jacobian = torch.diag_embed(weights) - weights[..., :, None] * weights[..., None, :]
     return torch.linalg.matrix_norm(jacobian)
 
@@ -368,7 +357,7 @@ def ssm_decay_products(ssm: SelectiveSSM, x: torch.Tensor) -> torch.Tensor:
 
     x (batch, time, d_model). At most 1 (no explosion), and it decays unless Delta -> 0.
     """
-    check_model(ssm, "ssm", SelectiveSSM)
+    check.instance(ssm, "ssm", SelectiveSSM)
     decay, _, _ = ssm.discretize(x)  # checks x
     later = torch.cat([decay[:, 1:], torch.ones_like(decay[:, :1])], dim=1)
     products = later.flip(1).cumprod(1).flip(1)

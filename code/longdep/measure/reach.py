@@ -19,14 +19,7 @@ from torch import nn
 from torch.autograd import forward_ad
 from torch.utils._pytree import tree_map
 
-from longdep.models._checks import (
-    check_callable,
-    check_int_range,
-    check_model,
-    check_positive,
-    check_sequence,
-    first_output,
-)
+from longdep.models import _checks as check
 from longdep.models.attention import MultiHeadAttention
 from longdep.models.lstm import LSTM
 
@@ -41,9 +34,9 @@ def first_dependent_layer(outputs: Callable[[torch.Tensor], Iterator[torch.Tenso
     a path from the first input reaches it. Returns None if no output does. The global random
     state is left as it was.
     """
-    check_callable(outputs=outputs)
-    check_positive(steps=steps, features=features)
-    check_int_range(0, None, seed=seed)
+    check.callables(outputs=outputs)
+    check.positive(steps=steps, features=features)
+    check.int_range(0, None, seed=seed)
     with torch.random.fork_rng(devices=[]), forward_ad.dual_level(), torch.no_grad():
         torch.manual_seed(seed)
         x = torch.randn(1, steps, features, dtype=torch.float64)
@@ -63,9 +56,9 @@ def sweep_outputs(model: nn.Module, x: torch.Tensor, max_sweeps: int) -> Iterato
     layer): after l sweeps the states of the first l positions are exact. ``model`` has
     ``step(x_t, state)``, like :class:`longdep.models.rnn.ElmanRNN` and :class:`longdep.models.lstm.LSTM`.
     """
-    check_model(model, "model", "step", "input_size", "hidden_size")
-    check_sequence(x, model.input_size)
-    check_positive(max_sweeps=max_sweeps)
+    check.instance(model, "model", "step", "input_size", "hidden_size")
+    check.sequence(x, model.input_size)
+    check.positive(max_sweeps=max_sweeps)
     batch, steps, _ = x.shape
     zeros = x.new_zeros(batch, steps, model.hidden_size)
     state = (zeros, zeros) if isinstance(model, LSTM) else zeros
@@ -74,7 +67,7 @@ def sweep_outputs(model: nn.Module, x: torch.Tensor, max_sweeps: int) -> Iterato
         flat = model.step(x.reshape(batch * steps, -1),
                           tree_map(lambda s: s.reshape(batch * steps, -1), previous))
         state = tree_map(lambda s: s.reshape(batch, steps, -1), flat)
-        yield first_output(state)
+        yield check.first_output(state)
 
 
 def masked_path_length(mask: torch.Tensor, features: int = 4, seed: int = 0) -> int:
@@ -93,7 +86,7 @@ def masked_path_length(mask: torch.Tensor, features: int = 4, seed: int = 0) -> 
     if mask.dim() != 2 or mask.size(0) != mask.size(1) or mask.numel() == 0:
         raise ValueError(f"mask must be a boolean (time, time) matrix, got shape "
                          f"{tuple(mask.shape)}")
-    check_positive(features=features)
+    check.positive(features=features)
     steps = mask.size(0)
 
     def attention_layers(h: torch.Tensor):

@@ -26,7 +26,7 @@ def describe(x) -> str:
     return f"{type(x).__name__} {x!r}" if isinstance(x, (int, float, str)) else type(x).__name__
 
 
-def check_tensor(x, name: str, dims: str, min_dim: int = 1, floating: bool = True) -> None:
+def tensor(x, name: str, dims: str, min_dim: int = 1, floating: bool = True) -> None:
     """Raise unless ``x`` is a non-empty tensor of at least ``min_dim`` dimensions, floating
     point if ``floating``; ``dims`` is the expected shape as the docstrings write it."""
     if not isinstance(x, torch.Tensor):
@@ -40,8 +40,8 @@ def check_tensor(x, name: str, dims: str, min_dim: int = 1, floating: bool = Tru
         raise ValueError(f"{name} is empty, {describe(x)}: {dims} needs every size >= 1")
 
 
-def check_like(x: torch.Tensor, reference: torch.Tensor, name: str,
-               what: str = "the model's parameters are", dtype: bool = True) -> None:
+def device_dtype(x: torch.Tensor, reference: torch.Tensor, name: str,
+                 what: str = "the model's parameters are", dtype: bool = True) -> None:
     """Raise a ``TypeError`` unless ``x`` has the device and (if ``dtype``) the dtype of
     ``reference``; the message names both."""
     if (dtype and x.dtype != reference.dtype) or x.device != reference.device:
@@ -51,22 +51,22 @@ def check_like(x: torch.Tensor, reference: torch.Tensor, name: str,
             "with .to()")
 
 
-def check_sequence(x, features: int, name: str = "x", like: torch.Tensor | None = None) -> None:
+def sequence(x, features: int, name: str = "x", like: torch.Tensor | None = None) -> None:
     """Raise unless ``x`` is a non-empty floating tensor (batch, time, features), with the
     dtype and device of ``like`` (a parameter of the model) when given."""
-    check_tensor(x, name, f"(batch, time, {features})", 3)
+    tensor(x, name, f"(batch, time, {features})", 3)
     if x.dim() != 3 or x.size(-1) != features:
         raise ValueError(f"{name} must have shape (batch, time, {features}), got {describe(x)}")
     if like is not None:
-        check_like(x, like, name)
+        device_dtype(x, like, name)
 
 
-def check_state(h, shape: tuple[int, ...], name: str, like: torch.Tensor) -> None:
+def hidden_state(h, shape: tuple[int, ...], name: str, like: torch.Tensor) -> None:
     """Raise unless the state ``h`` is a floating (batch, hidden) tensor ``shape`` like ``like``."""
-    check_tensor(h, name, f"(batch, hidden) = {shape}")
+    tensor(h, name, f"(batch, hidden) = {shape}")
     if h.shape != shape:
         raise ValueError(f"{name} must have shape (batch, hidden) = {shape}, got {describe(h)}")
-    check_like(h, like, name, "the inputs are")
+    device_dtype(h, like, name, "the inputs are")
 
 
 def state_or_zeros(state, x: torch.Tensor, hidden_size: int, names: str | tuple = "h0"):
@@ -80,31 +80,31 @@ def state_or_zeros(state, x: torch.Tensor, hidden_size: int, names: str | tuple 
                      for s, name in zip(state or (None,) * len(names), names))
     if state is None:
         return x.new_zeros(x.size(0), hidden_size)
-    check_state(state, (x.size(0), hidden_size), names, x)
+    hidden_state(state, (x.size(0), hidden_size), names, x)
     return state
 
 
-def check_step(x_t, h, input_size: int, hidden_size: int, like: torch.Tensor,
-               names: str | tuple = "h") -> None:
+def step(x_t, h, input_size: int, hidden_size: int, like: torch.Tensor,
+         names: str | tuple = "h") -> None:
     """Raise unless x_t is (batch, input_size) like ``like`` and the state ``h`` (or the tuple of
     states named ``names``) is (batch, hidden_size)."""
-    check_tensor(x_t, "x_t", f"(batch, {input_size})", 2)
+    tensor(x_t, "x_t", f"(batch, {input_size})", 2)
     if x_t.dim() != 2 or x_t.size(1) != input_size:
         raise ValueError(f"x_t must have shape (batch, {input_size}), got {describe(x_t)}")
-    check_like(x_t, like, "x_t")
+    device_dtype(x_t, like, "x_t")
     if isinstance(names, tuple):
         state_or_zeros(h, x_t, hidden_size, names)
     else:
-        check_state(h, (x_t.size(0), hidden_size), names, x_t)
+        hidden_state(h, (x_t.size(0), hidden_size), names, x_t)
 
 
-def check_qkv(q, k, v, same_shape: bool = False, causal: bool = False) -> None:
+def qkv(q, k, v, same_shape: bool = False, causal: bool = False) -> None:
     """Raise unless q, k, v are floating tensors (..., time_q, d_k), (..., time_k, d_k),
     (..., time_k, d_v) of one dtype and device; with ``same_shape`` their leading dimensions are
     equal (else they broadcast, as in a matrix product), with ``causal`` time_q = time_k."""
     for name, x in (("q", q), ("k", k), ("v", v)):
-        check_tensor(x, name, "(..., time, features)", 2)
-        check_like(x, q, name, "q is")
+        tensor(x, name, "(..., time, features)", 2)
+        device_dtype(x, q, name, "q is")
     if q.size(-1) != k.size(-1) or k.size(-2) != v.size(-2) or (
             same_shape and not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
         raise ValueError(
@@ -116,19 +116,8 @@ def check_qkv(q, k, v, same_shape: bool = False, causal: bool = False) -> None:
                          f"time_q = time_k, got {q.size(-2)} and {k.size(-2)}")
 
 
-def check_query_key_value(query, key, value, d_model: int, like: torch.Tensor) -> None:
-    """Raise unless query (batch, time_q, d_model), key and value (batch, time_k, d_model) are
-    floating tensors with one batch size, key and value one length, all like ``like``."""
-    for name, x in (("query", query), ("key", key), ("value", value)):
-        check_sequence(x, d_model, name, like)
-    if key.shape != value.shape or key.size(0) != query.size(0):
-        raise ValueError(
-            f"query (batch, time_q, d_model), key and value (batch, time_k, d_model) need one "
-            f"batch size, key and value one length; got {tuple(query.shape)}, {tuple(key.shape)}, "
-            f"{tuple(value.shape)}")
 
-
-def check_mask(mask, shape: tuple[int, ...], dims: str, like: torch.Tensor) -> None:
+def mask(mask, shape: tuple[int, ...], dims: str, like: torch.Tensor) -> None:
     """Raise unless ``mask`` is a boolean tensor on ``like``'s device that broadcasts to
     ``shape`` (written ``dims`` in the docstrings) without enlarging it."""
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
@@ -139,12 +128,12 @@ def check_mask(mask, shape: tuple[int, ...], dims: str, like: torch.Tensor) -> N
         raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to {dims} = "
                          f"{tuple(shape)}: a mask may repeat along the leading axes, never "
                          "enlarge them")
-    check_like(mask, like, "mask", "the scores are", dtype=False)
+    device_dtype(mask, like, "mask", "the scores are", dtype=False)
 
 
-def check_tokens(tokens, vocab_size: int, name: str = "tokens") -> None:
+def tokens(tokens, vocab_size: int, name: str = "tokens") -> None:
     """Raise unless ``tokens`` is a non-empty int64 (batch, time) tensor of ids in [0, vocab)."""
-    check_tensor(tokens, name, "(batch, time)", 2, floating=False)
+    tensor(tokens, name, "(batch, time)", 2, floating=False)
     if tokens.dtype != torch.int64:
         raise TypeError(f"{name} must be int64 token ids of shape (batch, time), got "
                         f"{describe(tokens)}")
@@ -159,12 +148,12 @@ def check_tokens(tokens, vocab_size: int, name: str = "tokens") -> None:
                          f"{tokens.min().item()} to {tokens.max().item()}")
 
 
-def check_positive(**values: int) -> None:
+def positive(**values: int) -> None:
     """Raise a clear error unless every named value is an integer of at least 1."""
-    check_int_range(1, None, **values)
+    int_range(1, None, **values)
 
 
-def check_int_range(low: int, high: int | None, **values: int) -> None:
+def int_range(low: int, high: int | None, **values: int) -> None:
     """Raise a ``TypeError`` unless every named value is an int, a ``ValueError`` unless it lies
     in [low, high] (no upper limit for ``high=None``)."""
     for name, value in values.items():
@@ -176,16 +165,8 @@ def check_int_range(low: int, high: int | None, **values: int) -> None:
             raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
 
 
-def check_multiple(**values: int) -> None:
-    """Raise a ``ValueError`` unless the first named value is a multiple of the second, as
-    ``check_multiple(d_model=512, num_heads=8)``."""
-    (name, value), (of_name, of) = values.items()
-    if value % of:
-        raise ValueError(f"{name} must be a multiple of {of_name}, got {name}={value}, "
-                         f"{of_name}={of}")
 
-
-def check_finite(**values: float) -> None:
+def finite(**values: float) -> None:
     """Raise a clear error unless every named value is a finite real number."""
     for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -194,29 +175,22 @@ def check_finite(**values: float) -> None:
             raise ValueError(f"{name} must be finite, got {value}")
 
 
-def check_choice(**values: tuple[str, object]) -> None:
+def choice(**values: tuple[str, object]) -> None:
     """Raise a ``ValueError`` unless each named value (value, choices) is one of its choices."""
     for name, (value, choices) in values.items():
         if value not in choices:
             raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
 
 
-def check_probability(**values: float) -> None:
-    """Raise a clear error unless every named value (a dropout rate) lies in [0, 1)."""
-    check_finite(**values)
-    for name, value in values.items():
-        if not 0.0 <= value < 1.0:
-            raise ValueError(f"{name} must be in [0, 1), got {value}")
 
-
-def check_window(length: int, window: int) -> None:
+def window(length: int, window: int) -> None:
     """Raise a clear error unless 1 <= window <= length."""
-    check_positive(length=length, window=window)
+    positive(length=length, window=window)
     if window > length:
         raise ValueError(f"window {window} is larger than the sequence ({length} steps)")
 
 
-def check_callable(**values) -> None:
+def callables(**values) -> None:
     """Raise a ``TypeError`` unless every named value is callable (a function or a module)."""
     for name, value in values.items():
         if not callable(value):
@@ -224,10 +198,10 @@ def check_callable(**values) -> None:
                             f"{describe(value)}")
 
 
-def check_model(model, name: str, *needs) -> None:
+def instance(model, name: str, *needs) -> None:
     """Raise a ``TypeError`` unless ``model`` is an instance of every class in ``needs`` and has
-    every attribute named there, as ``check_model(rnn, "rnn", ElmanRNN)`` or
-    ``check_model(model, "model", "step", "hidden_size")``."""
+    every attribute named there, as ``instance(rnn, "rnn", ElmanRNN)`` or
+    ``instance(model, "model", "step", "hidden_size")``."""
     for need in needs:
         if isinstance(need, str) and not hasattr(model, need):
             raise TypeError(f"{name} must have a {need!r} attribute, got {type(model).__name__}")
@@ -235,16 +209,16 @@ def check_model(model, name: str, *needs) -> None:
             raise TypeError(f"{name} must be a {need.__name__}, got {type(model).__name__}")
 
 
-def check_module(module, cls: type, method: str = "from_torch", **needed) -> None:
+def torch_module(module, cls: type, method: str = "from_torch", **needed) -> None:
     """Raise a ``TypeError`` unless ``module`` is a ``cls`` (a torch.nn module class), then a
     ``ValueError`` naming the first attribute whose value is not the one ``needed`` names."""
     if not isinstance(module, cls):
         raise TypeError(f"{method} needs a torch.nn.{cls.__name__}, got {type(module).__name__}")
-    check_options(module, method, **{name: (getattr(module, name), want)
+    options(module, method, **{name: (getattr(module, name), want)
                                       for name, want in needed.items()})
 
 
-def check_options(module, method: str = "from_torch", **needed) -> None:
+def options(module, method: str = "from_torch", **needed) -> None:
     """Raise a ``ValueError`` naming the first option of ``module`` that a copy cannot represent;
     ``needed`` maps each option to (its value, the value needed)."""
     for option, (got, want) in needed.items():
@@ -273,24 +247,3 @@ def copy_parameters(target: torch.nn.Module, tensors: dict[str, torch.Tensor]
 def first_output(outputs) -> torch.Tensor:
     """The (batch, time, features) outputs of a model that may return a tuple starting with them."""
     return outputs[0] if isinstance(outputs, tuple) else outputs
-
-
-def check_rotary(x, positions, base) -> None:
-    """The arguments of ``rotary_embedding``: x a floating (..., time, d_k) tensor with d_k
-    even, positions None or a real (time,) tensor on x's device, base a finite number > 1."""
-    check_tensor(x, "x", "(..., time, d_k)", min_dim=2)
-    if x.size(-1) % 2:
-        raise ValueError(f"x must have an even number of features d_k, got {describe(x)}")
-    if positions is not None:
-        if not isinstance(positions, torch.Tensor) or positions.dtype == torch.bool \
-                or positions.is_complex():
-            raise TypeError(f"positions must be a real tensor of shape (time,), got "
-                            f"{describe(positions)}")
-        if positions.shape != x.shape[-2:-1]:
-            raise ValueError(f"positions must have shape (time,) = ({x.size(-2)},), got "
-                             f"{describe(positions)}")
-        if positions.device != x.device:
-            raise ValueError(f"positions are on {positions.device}, x on {x.device}")
-    check_finite(base=base)
-    if base <= 1:
-        raise ValueError(f"base must be greater than 1, got {base}")

@@ -31,18 +31,15 @@ import torch
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import (check_mask, check_module, check_multiple, check_options, check_positive,
-                          check_probability, check_qkv, check_query_key_value, check_rotary,
-                          check_sequence, check_window, copy_parameters)
+    from . import _checks as check
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import (check_mask, check_module, check_multiple, check_options, check_positive,
-                         check_probability, check_qkv, check_query_key_value, check_rotary,
-                         check_sequence, check_window, copy_parameters)
+    import _checks as check
+
 
 
 def causal_mask(steps: int, device: torch.device | None = None) -> Tensor:
     """The (steps, steps) boolean mask of causal attention: query t may attend to keys 0 .. t."""
-    check_positive(steps=steps)
+    check.positive(steps=steps)
     return torch.ones(steps, steps, dtype=torch.bool, device=device).tril()
 
 
@@ -53,7 +50,7 @@ def sliding_window_mask(length: int, window: int, causal: bool = True,
     With ``causal`` query i sees itself and the window - 1 keys before it; without, the
     window - 1 keys on either side too. Either way one layer carries information window - 1 steps.
     """
-    check_window(length, window)
+    check.window(length, window)
     positions = torch.arange(length, device=device)
     offset = positions[:, None] - positions[None, :]  # (length, length): i - j
     return (offset >= 0) & (offset < window) if causal else offset.abs() < window
@@ -76,11 +73,11 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     blocked weights are set to exactly zero afterwards, so a query row with no allowed key gets
     zero weights and a zero output instead of NaN.
     """
-    check_qkv(q, k, v)
+    check.qkv(q, k, v)
     check_probability(dropout=dropout)
     if mask is not None:
         shape = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.size(-2), k.size(-2))
-        check_mask(mask, shape, "(..., time_q, time_k)", q)
+        check.mask(mask, shape, "(..., time_q, time_k)", q)
     # Scaling q (time_q x d_k numbers) is cheaper than scaling the scores (time_q x time_k).
     scores = (q * q.size(-1) ** -0.5) @ k.transpose(-2, -1)  # (..., time_q, time_k)
     if mask is not None:
@@ -100,7 +97,7 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0):
         super().__init__()
-        check_positive(d_model=d_model, num_heads=num_heads)
+        check.positive(d_model=d_model, num_heads=num_heads)
         check_probability(dropout=dropout)
         check_multiple(d_model=d_model, num_heads=num_heads)
         self.d_model, self.num_heads, self.dropout = d_model, num_heads, dropout
@@ -132,7 +129,7 @@ class MultiHeadAttention(nn.Module):
         (batch, time_q, d_model) and every head's weights (batch, heads, time_q, time_k)."""
         check_query_key_value(query, key, value, self.d_model, self.q_proj.weight)
         if mask is not None:
-            check_mask(mask, (query.size(0), query.size(1), key.size(1)),
+            check.mask(mask, (query.size(0), query.size(1), key.size(1)),
                        "(batch, time_q, time_k)", query)
             mask = mask.unsqueeze(-3) if mask.dim() == 3 else mask  # one mask for every head
         q, k, v = self.project(query, key, value)  # each (batch, heads, time, d_k)
@@ -142,8 +139,8 @@ class MultiHeadAttention(nn.Module):
     @classmethod
     def from_torch(cls, attention: nn.MultiheadAttention) -> "MultiHeadAttention":
         """A copy of a :class:`torch.nn.MultiheadAttention` (batch_first=True, bias=True)."""
-        check_module(attention, nn.MultiheadAttention, batch_first=True, add_zero_attn=False)
-        check_options(attention, bias=(attention.in_proj_bias is not None, True),
+        check.torch_module(attention, nn.MultiheadAttention, batch_first=True, add_zero_attn=False)
+        check.options(attention, bias=(attention.in_proj_bias is not None, True),
                       add_bias_kv=(attention.bias_k is not None, False),
                       kdim=(attention.kdim, attention.embed_dim),
                       vdim=(attention.vdim, attention.embed_dim))
@@ -151,13 +148,13 @@ class MultiHeadAttention(nn.Module):
         names = [f"{n}_proj.{kind}" for kind in ("weight", "bias") for n in ("q", "k", "v", "out")]
         tensors = (*attention.in_proj_weight.chunk(3), attention.out_proj.weight,
                    *attention.in_proj_bias.chunk(3), attention.out_proj.bias)
-        return copy_parameters(model, dict(zip(names, tensors)))
+        return check.copy_parameters(model, dict(zip(names, tensors)))
 
 
 def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
     """The (max_len, d_model) table PE(pos, 2i) = sin(pos w_i), PE(pos, 2i+1) = cos(pos w_i),
     with w_i = 10000^(-2i/d_model) (Chapter 4, "Sinusoidal positional encoding"); float64."""
-    check_positive(max_len=max_len, d_model=d_model)
+    check.positive(max_len=max_len, d_model=d_model)
     if d_model % 2:
         raise ValueError(f"d_model must be a positive even number, got {d_model}")
     positions = torch.arange(max_len, dtype=torch.float64)[:, None]
@@ -186,7 +183,7 @@ class PositionalEncoding(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """x (batch, time, d_model) -> x + PE[:time], same shape."""
-        check_sequence(x, self.d_model)
+        check.sequence(x, self.d_model)
         if x.size(1) > self.max_len:
             raise ValueError(f"sequence of length {x.size(1)} is longer than the positional-"
                              f"encoding table (max_len={self.max_len})")
@@ -200,12 +197,12 @@ class CausalSelfAttention(nn.Module):
     def __init__(self, features: int, window: int | None = None):
         super().__init__()
         if window is not None:
-            check_positive(window=window)
+            check.positive(window=window)
         self.attention = MultiHeadAttention(features, num_heads=1)
         self.window = window
 
     def forward(self, x: Tensor) -> Tensor:
-        check_sequence(x, self.attention.d_model, like=self.attention.q_proj.weight)
+        check.sequence(x, self.attention.d_model, like=self.attention.q_proj.weight)
         steps = x.size(1)
         mask = sliding_window_mask(steps, min(self.window or steps, steps), device=x.device)
         return self.attention(x, x, x, mask)[0]
@@ -237,3 +234,54 @@ def rotary_embedding(x: Tensor, positions: Tensor | None = None, base: float = 1
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]  # (..., time, d_k / 2)
     return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
+
+
+# The argument checks that only this file needs (the shared ones are in _checks.py).
+def check_query_key_value(query, key, value, d_model: int, like: torch.Tensor) -> None:
+    """Raise unless query (batch, time_q, d_model), key and value (batch, time_k, d_model) are
+    floating tensors with one batch size, key and value one length, all like ``like``."""
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        check.sequence(x, d_model, name, like)
+    if key.shape != value.shape or key.size(0) != query.size(0):
+        raise ValueError(
+            f"query (batch, time_q, d_model), key and value (batch, time_k, d_model) need one "
+            f"batch size, key and value one length; got {tuple(query.shape)}, {tuple(key.shape)}, "
+            f"{tuple(value.shape)}")
+
+
+def check_multiple(**values: int) -> None:
+    """Raise a ``ValueError`` unless the first named value is a multiple of the second, as
+    ``check_multiple(d_model=512, num_heads=8)``."""
+    (name, value), (of_name, of) = values.items()
+    if value % of:
+        raise ValueError(f"{name} must be a multiple of {of_name}, got {name}={value}, "
+                         f"{of_name}={of}")
+
+
+def check_probability(**values: float) -> None:
+    """Raise a clear error unless every named value (a dropout rate) lies in [0, 1)."""
+    check.finite(**values)
+    for name, value in values.items():
+        if not 0.0 <= value < 1.0:
+            raise ValueError(f"{name} must be in [0, 1), got {value}")
+
+
+def check_rotary(x, positions, base) -> None:
+    """The arguments of ``rotary_embedding``: x a floating (..., time, d_k) tensor with d_k
+    even, positions None or a real (time,) tensor on x's device, base a finite number > 1."""
+    check.tensor(x, "x", "(..., time, d_k)", min_dim=2)
+    if x.size(-1) % 2:
+        raise ValueError(f"x must have an even number of features d_k, got {check.describe(x)}")
+    if positions is not None:
+        if not isinstance(positions, torch.Tensor) or positions.dtype == torch.bool \
+                or positions.is_complex():
+            raise TypeError(f"positions must be a real tensor of shape (time,), got "
+                            f"{check.describe(positions)}")
+        if positions.shape != x.shape[-2:-1]:
+            raise ValueError(f"positions must have shape (time,) = ({x.size(-2)},), got "
+                             f"{check.describe(positions)}")
+        if positions.device != x.device:
+            raise ValueError(f"positions are on {positions.device}, x on {x.device}")
+    check.finite(base=base)
+    if base <= 1:
+        raise ValueError(f"base must be greater than 1, got {base}")

@@ -14,9 +14,9 @@ import torch
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import check_positive, check_sequence
+    from . import _checks as check
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_positive, check_sequence
+    import _checks as check
 
 
 class BagOfTokens(nn.Module):
@@ -29,13 +29,13 @@ class BagOfTokens(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int, last_only: bool = False):
         super().__init__()
-        check_positive(input_size=input_size, hidden_size=hidden_size)
+        check.positive(input_size=input_size, hidden_size=hidden_size)
         self.input_size, self.last_only = input_size, last_only
         self.mlp = nn.Sequential(nn.Linear(2 * input_size, hidden_size), nn.ReLU(),
                                  nn.Linear(hidden_size, hidden_size))
 
     def forward(self, x: Tensor) -> Tensor:
-        check_sequence(x, self.input_size, like=self.mlp[0].weight)
+        check.sequence(x, self.input_size, like=self.mlp[0].weight)
         if self.last_only:
             summary = [x.mean(dim=1, keepdim=True), x.amax(dim=1, keepdim=True)]
             return self.mlp(torch.cat(summary, dim=-1))  # (batch, 1, hidden_size)

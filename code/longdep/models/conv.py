@@ -12,9 +12,9 @@ NaN and inf are not checked, as in PyTorch: one in x_s reaches exactly the outpu
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import check_positive, check_sequence
+    from . import _checks as check
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_positive, check_sequence
+    import _checks as check
 
 
 class CausalConvolution(nn.Module):
@@ -23,12 +23,12 @@ class CausalConvolution(nn.Module):
 
     def __init__(self, features: int, kernel_size: int, dilation: int = 1):
         super().__init__()
-        check_positive(features=features, kernel_size=kernel_size, dilation=dilation)
+        check.positive(features=features, kernel_size=kernel_size, dilation=dilation)
         self.features = features
         self.conv = nn.Conv1d(features, features, kernel_size, dilation=dilation)
         self.left_padding = (kernel_size - 1) * dilation
 
     def forward(self, x: Tensor) -> Tensor:
-        check_sequence(x, self.features, like=self.conv.weight)
+        check.sequence(x, self.features, like=self.conv.weight)
         padded = nn.functional.pad(x.transpose(1, 2), (self.left_padding, 0))  # (batch, f, p + t)
         return self.conv(padded).transpose(1, 2)  # (batch, time, features)

@@ -17,12 +17,12 @@ sequence, the steps give the outputs of the parallel forward pass (tests/test_de
 import torch
 
 try:  # inside the longdep package
-    from ._checks import check_qkv
+    from . import _checks as check
     from .attention import scaled_dot_product_attention
     from .linear import elu_feature_map
     from .ssm import SelectiveSSM
 except ImportError:  # copied into a folder of its own, beside its siblings
-    from _checks import check_qkv
+    import _checks as check
     from attention import scaled_dot_product_attention
     from linear import elu_feature_map
     from ssm import SelectiveSSM
@@ -33,7 +33,7 @@ KVCache = tuple[torch.Tensor, torch.Tensor]
 def softmax_attention_step(q_t: torch.Tensor, k_t: torch.Tensor, v_t: torch.Tensor,
                            cache: KVCache | None = None) -> tuple[torch.Tensor, KVCache]:
     """One step of causal softmax attention: append (k_t, v_t) to the cache, attend over it."""
-    check_qkv(q_t, k_t, v_t, same_shape=True, causal=True)
+    check.qkv(q_t, k_t, v_t, same_shape=True, causal=True)
     keys, values = (k_t, v_t) if cache is None else (torch.cat([cache[0], k_t], -2),
                                                      torch.cat([cache[1], v_t], -2))
     output, _ = scaled_dot_product_attention(q_t, keys, values)  # (batch, 1, d_v)
@@ -44,7 +44,7 @@ def linear_attention_step(q_t: torch.Tensor, k_t: torch.Tensor, v_t: torch.Tenso
                           state: KVCache | None = None, feature_map=elu_feature_map
                           ) -> tuple[torch.Tensor, KVCache]:
     """One step of causal linear attention with its state (S, z) of fixed size."""
-    check_qkv(q_t, k_t, v_t, same_shape=True, causal=True)
+    check.qkv(q_t, k_t, v_t, same_shape=True, causal=True)
     phi_q, phi_k = feature_map(q_t), feature_map(k_t)  # (batch, 1, features)
     S = phi_k.transpose(-1, -2) @ v_t  # (batch, features, d_v)
     z = phi_k[..., 0, :]  # (batch, features)

@@ -21,11 +21,9 @@ import torch
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import (check_module, check_positive, check_sequence, check_step,
-                          copy_parameters, state_or_zeros)
+    from . import _checks as check
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import (check_module, check_positive, check_sequence, check_step,
-                         copy_parameters, state_or_zeros)
+    import _checks as check
 
 
 NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
@@ -38,7 +36,7 @@ class GRU(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int):
         super().__init__()
-        check_positive(input_size=input_size, hidden_size=hidden_size)
+        check.positive(input_size=input_size, hidden_size=hidden_size)
         self.input_size, self.hidden_size = input_size, hidden_size
         self.weight_ih = nn.Parameter(torch.empty(3 * hidden_size, input_size))
         self.weight_hh = nn.Parameter(torch.empty(3 * hidden_size, hidden_size))
@@ -67,13 +65,13 @@ class GRU(nn.Module):
 
     def step(self, x_t: Tensor, h: Tensor) -> Tensor:
         """One step: x_t (batch, input), h_{t-1} (batch, hidden) -> h_t (batch, hidden)."""
-        check_step(x_t, h, self.input_size, self.hidden_size, self.weight_ih)
+        check.step(x_t, h, self.input_size, self.hidden_size, self.weight_ih)
         return self.cell(self.input_parts(x_t), h)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """x (batch, time, input), h0 (batch, hidden) or None -> h (batch, time, hidden), h_T."""
-        check_sequence(x, self.input_size, like=self.weight_ih)
-        h, outputs = state_or_zeros(h0, x, self.hidden_size), []
+        check.sequence(x, self.input_size, like=self.weight_ih)
+        h, outputs = check.state_or_zeros(h0, x, self.hidden_size), []
         for input_part in self.input_parts(x).unbind(1):  # (batch, 3 hidden)
             outputs.append(h := self.cell(input_part, h))
         return torch.stack(outputs, dim=1), h
@@ -81,12 +79,12 @@ class GRU(nn.Module):
     @classmethod
     def from_torch(cls, gru: nn.GRU) -> "GRU":
         """A copy of a one-layer, unidirectional :class:`torch.nn.GRU`, batch_first=True."""
-        check_module(gru, nn.GRU, num_layers=1, bias=True, bidirectional=False,
+        check.torch_module(gru, nn.GRU, num_layers=1, bias=True, bidirectional=False,
                      batch_first=True)
         model = cls(gru.input_size, gru.hidden_size)
-        return copy_parameters(model, {name: getattr(gru, name + "_l0") for name in NAMES})
+        return check.copy_parameters(model, {name: getattr(gru, name + "_l0") for name in NAMES})
 
     def to_torch(self) -> nn.GRU:
         """The same function as a :class:`torch.nn.GRU` (batch_first=True): faster to train."""
         gru = nn.GRU(self.input_size, self.hidden_size, batch_first=True)
-        return copy_parameters(gru, {name + "_l0": getattr(self, name) for name in NAMES})
+        return check.copy_parameters(gru, {name + "_l0": getattr(self, name) for name in NAMES})

@@ -8,9 +8,9 @@ Inputs are checked as :mod:`._checks` describes; a NaN reaching h_T reaches ever
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import check_positive, check_tokens, first_output
+    from . import _checks as check
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_positive, check_tokens, first_output
+    import _checks as check
 
 
 class LastStepClassifier(nn.Module):
@@ -24,7 +24,7 @@ class LastStepClassifier(nn.Module):
     def __init__(self, vocab_size: int, embedding_dim: int, core: nn.Module, core_dim: int,
                  num_classes: int):
         super().__init__()
-        check_positive(vocab_size=vocab_size, embedding_dim=embedding_dim, core_dim=core_dim,
+        check.positive(vocab_size=vocab_size, embedding_dim=embedding_dim, core_dim=core_dim,
                        num_classes=num_classes)
         if not isinstance(core, nn.Module):
             raise TypeError(f"core must be a torch.nn.Module, got {type(core).__name__}")
@@ -35,7 +35,7 @@ class LastStepClassifier(nn.Module):
 
     def forward(self, tokens: Tensor) -> Tensor:
         """tokens (batch, time) int64 -> logits (batch, num_classes)."""
-        check_tokens(tokens, self.vocab_size)
-        outputs = first_output(self.core(self.embedding(tokens)))  # (batch, time, core_dim)
+        check.tokens(tokens, self.vocab_size)
+        outputs = check.first_output(self.core(self.embedding(tokens)))  # (batch, time, core_dim)
         return self.head(outputs[:, -1])
 

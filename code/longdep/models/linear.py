@@ -29,10 +29,10 @@ from collections.abc import Callable
 import torch
 
 try:  # inside the longdep package
-    from ._checks import check_positive, check_qkv, check_tensor
+    from . import _checks as check
     from .attention import scaled_dot_product_attention
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_positive, check_qkv, check_tensor
+    import _checks as check
     from attention import scaled_dot_product_attention
 
 
@@ -41,7 +41,7 @@ FeatureMap = Callable[[torch.Tensor], torch.Tensor]
 
 def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
     """phi(x) = elu(x) + 1 > 0, the feature map of Katharopoulos et al. (2020)."""
-    check_tensor(x, "x", "(..., features)")
+    check.tensor(x, "x", "(..., features)")
     return torch.nn.functional.elu(x) + 1
 
 
@@ -55,7 +55,7 @@ def check_feature_map(feature_map) -> None:
 def exclusive_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
     """Entry i is the sum of the entries before i along ``dim`` (0 for the first): a cumulative
     sum shifted by one, formed without subtracting, so no entry is cancelled out of another."""
-    check_tensor(x, "x", f"(...) with an axis {dim}", abs(dim) + (dim >= 0))
+    check.tensor(x, "x", f"(...) with an axis {dim}", abs(dim) + (dim >= 0))
     zeros = torch.zeros_like(x.narrow(dim, 0, 1))
     return torch.cat([zeros, x.narrow(dim, 0, x.size(dim) - 1).cumsum(dim)], dim)
 
@@ -73,8 +73,8 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: 
     Time and memory grow linearly with the length; no
     (time, time) matrix is formed.
     """
-    check_qkv(q, k, v, same_shape=True, causal=causal)
-    check_positive(chunk_size=chunk_size)
+    check.qkv(q, k, v, same_shape=True, causal=causal)
+    check.positive(chunk_size=chunk_size)
     check_feature_map(feature_map)
     if not causal:
         phi_q, phi_k = feature_map(q), feature_map(k)
@@ -106,7 +106,7 @@ def linear_attention_recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
     y_t = phi(q_t)^T S_t / phi(q_t)^T z_t. Same shapes and outputs as
     ``linear_attention(q, k, v, causal=True)``, one step at a time.
     """
-    check_qkv(q, k, v, same_shape=True, causal=True)
+    check.qkv(q, k, v, same_shape=True, causal=True)
     check_feature_map(feature_map)
     phi_q, phi_k = feature_map(q), feature_map(k)
     state = phi_k.new_zeros(*phi_k.shape[:-2], phi_k.size(-1), v.size(-1))
@@ -129,7 +129,7 @@ def random_projection(num_features: int, dim: int, orthogonal: bool = True,
     ``orthogonal``: rows orthogonal within each block of ``dim`` rows (the "OR" of FAVOR+), each
     rescaled to the length of a Gaussian vector so that every row keeps the N(0, I) marginal.
     """
-    check_positive(num_features=num_features, dim=dim)
+    check.positive(num_features=num_features, dim=dim)
     if not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating-point dtype, got {dtype}")
     gaussian = torch.randn(num_features, dim, generator=generator, dtype=dtype)
@@ -152,8 +152,8 @@ def favor_features(x: torch.Tensor, projection: torch.Tensor) -> torch.Tensor:
     E[phi(q) . phi(k)] = exp(q . k / sqrt(d)), the softmax kernel, and every feature is positive
     (no cancelling signs, unlike sin/cos features).
     """
-    check_tensor(x, "x", "(..., time, d)")
-    check_tensor(projection, "projection", "(m, d)", 2)
+    check.tensor(x, "x", "(..., time, d)")
+    check.tensor(projection, "projection", "(m, d)", 2)
     if projection.dim() != 2 or x.size(-1) != projection.size(-1):
         raise ValueError(f"x (..., time, d) has d = {x.size(-1)} features, the projection (m, d) "
                          f"is {tuple(projection.shape)}")
@@ -176,8 +176,8 @@ def linformer_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     K' = E K and V' = E V have k rows, so the scores are (time, k), linear in time for fixed k.
     E mixes all positions, so there is no causal version, and the layer only accepts time = n.
     """
-    check_qkv(q, k, v, same_shape=True)
-    check_tensor(projection, "projection", "(k, n)", 2)
+    check.qkv(q, k, v, same_shape=True)
+    check.tensor(projection, "projection", "(k, n)", 2)
     if projection.dim() != 2 or projection.size(1) != k.size(-2):
         raise ValueError(
             f"the projection (k, n) = {tuple(projection.shape)} was made for sequences of length "

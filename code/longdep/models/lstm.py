@@ -19,11 +19,9 @@ import torch
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import (check_finite, check_module, check_positive, check_sequence,
-                          check_step, copy_parameters, state_or_zeros)
+    from . import _checks as check
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import (check_finite, check_module, check_positive, check_sequence,
-                         check_step, copy_parameters, state_or_zeros)
+    import _checks as check
 
 
 State = tuple[Tensor, Tensor]
@@ -39,8 +37,8 @@ class LSTM(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int, forget_bias: float = 0.0):
         super().__init__()
-        check_positive(input_size=input_size, hidden_size=hidden_size)
-        check_finite(forget_bias=forget_bias)
+        check.positive(input_size=input_size, hidden_size=hidden_size)
+        check.finite(forget_bias=forget_bias)
         self.input_size, self.hidden_size = input_size, hidden_size
         self.forget_bias = float(forget_bias)
         self.weight_ih = nn.Parameter(torch.empty(4 * hidden_size, input_size))
@@ -61,7 +59,7 @@ class LSTM(nn.Module):
 
     def initial_state(self, x: Tensor, state: State | None) -> State:
         """(h0, c0), each (batch, hidden): zeros for ``state=None``, else the checked pair."""
-        return state_or_zeros(state, x, self.hidden_size, ("h0", "c0"))
+        return check.state_or_zeros(state, x, self.hidden_size, ("h0", "c0"))
 
     def input_parts(self, x: Tensor) -> Tensor:
         """W_ih x + b_ih + b_hh for x (..., input): the gates' share that needs no earlier state."""
@@ -81,12 +79,12 @@ class LSTM(nn.Module):
 
     def step(self, x_t: Tensor, state: State) -> State:
         """One step: x_t (batch, input), (h_{t-1}, c_{t-1}) each (batch, hidden) -> (h_t, c_t)."""
-        check_step(x_t, state, self.input_size, self.hidden_size, self.weight_ih, ("h", "c"))
+        check.step(x_t, state, self.input_size, self.hidden_size, self.weight_ih, ("h", "c"))
         return self.cell(self.input_parts(x_t), state)
 
     def forward(self, x: Tensor, state: State | None = None) -> tuple[Tensor, State]:
         """x (batch, time, input), state (h0, c0) or None -> h (batch, time, hidden), (h_T, c_T)."""
-        check_sequence(x, self.input_size, like=self.weight_ih)
+        check.sequence(x, self.input_size, like=self.weight_ih)
         state, outputs = self.initial_state(x, state), []
         # The input's share of every step in one product: only h_{t-1}'s share waits.
         for input_part in self.input_parts(x).unbind(1):  # (batch, 4 hidden)
@@ -96,12 +94,12 @@ class LSTM(nn.Module):
     @classmethod
     def from_torch(cls, lstm: nn.LSTM) -> "LSTM":
         """A copy of a one-layer, unidirectional :class:`torch.nn.LSTM`, batch_first=True."""
-        check_module(lstm, nn.LSTM, num_layers=1, bias=True, bidirectional=False,
+        check.torch_module(lstm, nn.LSTM, num_layers=1, bias=True, bidirectional=False,
                      batch_first=True, proj_size=0)
         model = cls(lstm.input_size, lstm.hidden_size)
-        return copy_parameters(model, {name: getattr(lstm, name + "_l0") for name in NAMES})
+        return check.copy_parameters(model, {name: getattr(lstm, name + "_l0") for name in NAMES})
 
     def to_torch(self) -> nn.LSTM:
         """The same function as a :class:`torch.nn.LSTM` (batch_first=True): faster to train."""
         lstm = nn.LSTM(self.input_size, self.hidden_size, batch_first=True)
-        return copy_parameters(lstm, {name + "_l0": getattr(self, name) for name in NAMES})
+        return check.copy_parameters(lstm, {name + "_l0": getattr(self, name) for name in NAMES})

@@ -14,14 +14,14 @@ import torch
 from torch import nn
 
 try:  # inside the longdep package
-    from ._checks import check_choice, check_positive, check_sequence
+    from . import _checks as check
     from .attention import MultiHeadAttention
     from .linear import linear_attention
     from .sparse import sliding_window_attention
     from .ssm import SelectiveSSM
     from .transformer import EncoderStack
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_choice, check_positive, check_sequence
+    import _checks as check
     from attention import MultiHeadAttention
     from linear import linear_attention
     from sparse import sliding_window_attention
@@ -39,7 +39,7 @@ def check_self_mixing(query: torch.Tensor, key: torch.Tensor, value: torch.Tenso
         raise ValueError("this mixer only does self-attention: pass the same tensor three times")
     if mask is not None:
         raise ValueError("this mixer is causal by construction and takes no mask")
-    check_sequence(query, d_model, "query", like)
+    check.sequence(query, d_model, "query", like)
 
 
 class CausalHeadsMixer(MultiHeadAttention):
@@ -62,7 +62,7 @@ class WindowedSelfAttention(CausalHeadsMixer):
     """Causal sliding-window attention of ``window`` keys per query, banded (O(time * window))."""
 
     def __init__(self, d_model: int, num_heads: int, window: int):
-        check_positive(window=window)
+        check.positive(window=window)
         super().__init__(d_model, num_heads)
         self.window = window
 
@@ -99,9 +99,9 @@ def mixer_stack(mixer: str, d_model: int, num_heads: int, num_layers: int, d_ff:
     With ``input_size`` a linear map from input_size to d_model features comes first, so that
     the stack can read embeddings of another width: (batch, time, input_size) -> (..., d_model).
     """
-    check_choice(mixer=(mixer, MIXERS))
+    check.choice(mixer=(mixer, MIXERS))
     if input_size is not None:
-        check_positive(input_size=input_size)
+        check.positive(input_size=input_size)
     stack = EncoderStack(d_model, num_heads, num_layers, d_ff, max_len, norm_first=True,
                          causal=mixer == "softmax")
     for layer in stack.layers:

@@ -17,11 +17,9 @@ import torch
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import (check_choice, check_module, check_positive, check_sequence,
-                          check_step, copy_parameters, state_or_zeros)
+    from . import _checks as check
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import (check_choice, check_module, check_positive, check_sequence,
-                         check_step, copy_parameters, state_or_zeros)
+    import _checks as check
 
 
 ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "identity": torch.clone}
@@ -35,8 +33,8 @@ class ElmanRNN(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int, nonlinearity: str = "tanh"):
         super().__init__()
-        check_positive(input_size=input_size, hidden_size=hidden_size)
-        check_choice(nonlinearity=(nonlinearity, ACTIVATIONS))
+        check.positive(input_size=input_size, hidden_size=hidden_size)
+        check.choice(nonlinearity=(nonlinearity, ACTIVATIONS))
         self.input_size, self.hidden_size, self.nonlinearity = input_size, hidden_size, nonlinearity
         self.weight_ih = nn.Parameter(torch.empty(hidden_size, input_size))
         self.weight_hh = nn.Parameter(torch.empty(hidden_size, hidden_size))
@@ -50,7 +48,7 @@ class ElmanRNN(nn.Module):
 
     def pre_activation(self, x_t: Tensor, h: Tensor) -> Tensor:
         """a_t, (batch, hidden), for x_t (batch, input) and h = h_{t-1} (batch, hidden)."""
-        check_step(x_t, h, self.input_size, self.hidden_size, self.weight_ih)
+        check.step(x_t, h, self.input_size, self.hidden_size, self.weight_ih)
         return x_t @ self.weight_ih.T + self.bias_ih + h @ self.weight_hh.T + self.bias_hh
 
     def step(self, x_t: Tensor, h: Tensor) -> Tensor:
@@ -59,8 +57,8 @@ class ElmanRNN(nn.Module):
 
     def pre_activations(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """a_t and h_t of every step, each (batch, time, hidden), for x (batch, time, input)."""
-        check_sequence(x, self.input_size, like=self.weight_ih)
-        h = state_or_zeros(h0, x, self.hidden_size)  # (batch, hidden)
+        check.sequence(x, self.input_size, like=self.weight_ih)
+        h = check.state_or_zeros(h0, x, self.hidden_size)  # (batch, hidden)
         pre, states = [], []
         for x_t in x.unbind(1):  # (batch, input)
             pre.append(self.pre_activation(x_t, h))  # (batch, hidden)
@@ -75,6 +73,6 @@ class ElmanRNN(nn.Module):
     @classmethod
     def from_torch(cls, rnn: nn.RNN) -> "ElmanRNN":
         """A copy of a one-layer, unidirectional :class:`torch.nn.RNN`, batch_first=True."""
-        check_module(rnn, nn.RNN, num_layers=1, bias=True, bidirectional=False, batch_first=True)
+        check.torch_module(rnn, nn.RNN, num_layers=1, bias=True, bidirectional=False, batch_first=True)
         model = cls(rnn.input_size, rnn.hidden_size, rnn.nonlinearity)
-        return copy_parameters(model, {name: getattr(rnn, name + "_l0") for name in NAMES})
+        return check.copy_parameters(model, {name: getattr(rnn, name + "_l0") for name in NAMES})

@@ -23,10 +23,10 @@ still reaches it through 0 * NaN = NaN (:mod:`longdep.models.attention`); the te
 import torch
 
 try:  # inside the longdep package
-    from ._checks import check_int_range, check_qkv, check_window
+    from . import _checks as check
     from .attention import causal_mask, sliding_window_mask
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_int_range, check_qkv, check_window
+    import _checks as check
     from attention import causal_mask, sliding_window_mask
 
 
@@ -50,7 +50,7 @@ def bigbird_mask(length: int, window: int, global_positions: list[int], num_rand
     """BigBird's pattern: window + global tokens + ``num_random`` random keys for every query,
     drawn without replacement among the keys it may see (j <= i when ``causal``)."""
     mask = global_token_mask(length, window, global_positions, causal)
-    check_int_range(0, length, num_random=num_random)
+    check.int_range(0, length, num_random=num_random)
     draws = torch.rand(length, length, generator=generator)
     if causal:
         # Keys a query may not see get a draw below every allowed one, and are removed after.
@@ -69,9 +69,9 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     without ever forming a (time, time) matrix: the keys and values are zero-padded and unfolded
     into one (span, features) block per query, span = window (causal) or 2 window - 1.
     """
-    check_qkv(q, k, v, same_shape=True, causal=True)
+    check.qkv(q, k, v, same_shape=True, causal=True)
     length = q.size(-2)
-    check_window(length, window)
+    check.window(length, window)
     before, after = window - 1, 0 if causal else window - 1
     span = before + after + 1
 

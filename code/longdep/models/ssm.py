@@ -25,16 +25,16 @@ import torch
 from torch import nn
 
 try:  # inside the longdep package
-    from ._checks import check_choice, check_like, check_positive, check_sequence, check_tensor
+    from . import _checks as check
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import check_choice, check_like, check_positive, check_sequence, check_tensor
+    import _checks as check
 
 
 def check_scan(a: torch.Tensor, b: torch.Tensor) -> None:
     """Raise a clear error unless a and b are floating tensors of one shape (batch, time, ...)."""
-    check_tensor(a, "a", "(batch, time, ...)", 2)
-    check_tensor(b, "b", "(batch, time, ...)", 2)
-    check_like(b, a, "b", "a is")
+    check.tensor(a, "a", "(batch, time, ...)", 2)
+    check.tensor(b, "b", "(batch, time, ...)", 2)
+    check.device_dtype(b, a, "b", "a is")
     if a.shape != b.shape:
         raise ValueError(
             f"a and b must have the same shape (batch, time, ...), got {tuple(a.shape)} and "
@@ -90,8 +90,8 @@ class SelectiveSSM(nn.Module):
     def __init__(self, d_model: int, state_size: int = 8, scan: str = "parallel",
                  dt_min: float = 1e-3, dt_max: float = 1e-1):
         super().__init__()
-        check_positive(d_model=d_model, state_size=state_size)
-        check_choice(scan=(scan, SCANS))
+        check.positive(d_model=d_model, state_size=state_size)
+        check.choice(scan=(scan, SCANS))
         if not 0 < dt_min <= dt_max:
             raise ValueError(f"need 0 < dt_min <= dt_max, got {dt_min}, {dt_max}")
         self.d_model, self.state_size, self.scan = d_model, state_size, scan
@@ -107,7 +107,7 @@ class SelectiveSSM(nn.Module):
 
     def discretize(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Abar and Bbar x, each (batch, time, d_model, state_size), and C (batch, time, state)."""
-        check_sequence(x, self.d_model, like=self.D)
+        check.sequence(x, self.d_model, like=self.D)
         delta = nn.functional.softplus(self.delta_proj(x))  # (batch, time, d_model)
         A = -torch.exp(self.A_log)
         decay = torch.exp(delta[..., None] * A)  # (batch, time, d_model, state_size)

@@ -25,12 +25,10 @@ import torch
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import (check_mask, check_model, check_module, check_options, check_positive,
-                          check_sequence, check_tokens, copy_parameters)
+    from . import _checks as check
     from .attention import MultiHeadAttention, PositionalEncoding, causal_mask
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import (check_mask, check_model, check_module, check_options, check_positive,
-                         check_sequence, check_tokens, copy_parameters)
+    import _checks as check
     from attention import MultiHeadAttention, PositionalEncoding, causal_mask
 
 
@@ -54,7 +52,7 @@ class EncoderLayer(nn.Module):
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
                  norm_first: bool = False):
         super().__init__()
-        check_positive(d_ff=d_ff)
+        check.positive(d_ff=d_ff)
         self.d_model, self.norm_first = d_model, norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
         self.linear1, self.linear2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
@@ -76,7 +74,7 @@ class EncoderLayer(nn.Module):
         the last row of the full output to round-off, at about 1 / time of the cost of the
         attention scores and of everything after them.
         """
-        check_sequence(x, self.d_model, like=self.linear1.weight)
+        check.sequence(x, self.d_model, like=self.linear1.weight)
         if last_only and mask is not None:
             mask = mask[..., -1:, :]  # the last query's row
         last = x[:, -1:] if last_only else x
@@ -89,12 +87,12 @@ class EncoderLayer(nn.Module):
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "EncoderLayer":
         """A copy of a :class:`torch.nn.TransformerEncoderLayer` (batch_first=True, relu)."""
-        check_module(layer, nn.TransformerEncoderLayer)
-        check_options(layer, **torch_layer_options(layer))
+        check.torch_module(layer, nn.TransformerEncoderLayer)
+        check.options(layer, **torch_layer_options(layer))
         model = cls(layer.self_attn.embed_dim, layer.self_attn.num_heads,
                     layer.linear1.out_features, layer.dropout.p, layer.norm_first)
         model.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
-        return copy_parameters(model, {name: layer.get_parameter(name) for name in COPIED})
+        return check.copy_parameters(model, {name: layer.get_parameter(name) for name in COPIED})
 
 
 class EncoderStack(nn.Module):
@@ -117,7 +115,7 @@ class EncoderStack(nn.Module):
                  input_size: int | None = None, last_only: bool = False):
         super().__init__()
         self.input_size = d_model if input_size is None else input_size
-        check_positive(d_model=d_model, num_layers=num_layers, input_size=self.input_size)
+        check.positive(d_model=d_model, num_layers=num_layers, input_size=self.input_size)
         self.d_model, self.causal, self.last_only = d_model, causal, last_only
         self.input_projection = (nn.Identity() if self.input_size == d_model
                                  else nn.Linear(self.input_size, d_model))
@@ -132,7 +130,7 @@ class EncoderStack(nn.Module):
         """x (batch, time, input_size) -> (batch, time, d_model), or (batch, 1, d_model) if
         ``last_only``; mask boolean, True = may attend, broadcastable to (batch, time, time),
         and-ed with the causal mask if ``causal``."""
-        check_sequence(x, self.input_size, like=self.layers[0].linear1.weight)
+        check.sequence(x, self.input_size, like=self.layers[0].linear1.weight)
         x = self.input_projection(x)  # (batch, time, d_model)
         x = self.dropout(self.positional_encoding(x))
         for x in self.layer_outputs(x, mask, self.last_only):
@@ -144,9 +142,9 @@ class EncoderStack(nn.Module):
         and positioned; mask as in :meth:`forward` (Chapter 6 measures each layer's reach).
         With ``last_only`` the last layer yields only the last position
         (:meth:`EncoderLayer.forward`)."""
-        check_sequence(x, self.d_model, like=self.layers[0].linear1.weight)
+        check.sequence(x, self.d_model, like=self.layers[0].linear1.weight)
         if mask is not None:
-            check_mask(mask, (x.size(0), x.size(1), x.size(1)), "(batch, time, time)", x)
+            check.mask(mask, (x.size(0), x.size(1), x.size(1)), "(batch, time, time)", x)
         if self.causal:
             causal = causal_mask(x.size(1), x.device)  # (time, time)
             mask = causal if mask is None else mask & causal
@@ -177,7 +175,7 @@ class TransformerEncoder(nn.Module):
                  d_ff: int, max_len: int, dropout: float = 0.1, norm_first: bool = False,
                  causal: bool = False):
         super().__init__()
-        check_positive(vocab_size=vocab_size, d_model=d_model)
+        check.positive(vocab_size=vocab_size, d_model=d_model)
         self.vocab_size, self.d_model = vocab_size, d_model
         self.embedding = nn.Embedding(vocab_size, d_model)
         nn.init.normal_(self.embedding.weight, std=d_model**-0.5)
@@ -186,7 +184,7 @@ class TransformerEncoder(nn.Module):
 
     def forward(self, tokens: Tensor, mask: Tensor | None = None) -> Tensor:
         """tokens (batch, time) int64 in [0, vocab_size) -> (batch, time, d_model)."""
-        check_tokens(tokens, self.vocab_size)
+        check.tokens(tokens, self.vocab_size)
         x = self.embedding(tokens) * math.sqrt(self.d_model)  # (batch, time, d_model)
         return self.stack(x, mask)
 
@@ -199,15 +197,15 @@ class NextTokenHead(nn.Linear):
     """
 
     def __init__(self, d_model: int, vocab_size: int, tie_to: nn.Embedding | None = None):
-        check_positive(d_model=d_model, vocab_size=vocab_size)
+        check.positive(d_model=d_model, vocab_size=vocab_size)
         super().__init__(d_model, vocab_size)
         if tie_to is not None:
-            check_module(tie_to, nn.Embedding, "tie_to", num_embeddings=vocab_size,
+            check.torch_module(tie_to, nn.Embedding, "tie_to", num_embeddings=vocab_size,
                          embedding_dim=d_model)
             self.weight = tie_to.weight
 
     def forward(self, x: Tensor) -> Tensor:
-        check_sequence(x, self.in_features, like=self.weight)
+        check.sequence(x, self.in_features, like=self.weight)
         return super().forward(x)  # (batch, time, vocab_size)
 
 
@@ -217,8 +215,8 @@ class NextTokenModel(nn.Module):
 
     def __init__(self, encoder: nn.Module, head: nn.Module):
         super().__init__()
-        check_model(encoder, "encoder", nn.Module)
-        check_model(head, "head", nn.Module)
+        check.instance(encoder, "encoder", nn.Module)
+        check.instance(head, "head", nn.Module)
         self.encoder, self.head = encoder, head
 
     def forward(self, tokens: Tensor, mask: Tensor | None = None) -> Tensor:
