@@ -5,7 +5,7 @@ error naming the argument."""
 import numpy as np
 import pytest
 import torch
-from longdep.experiments import attention, efficient
+from longdep.experiments import attention, summary
 from longdep.plots import attention as attention_plots
 from longdep.plots import efficient as efficient_plots
 
@@ -90,6 +90,6 @@ def test_figures_check_their_arguments(call, error, message):
 
 def test_key_recall_seed_accuracies_checks_its_arguments():
     with pytest.raises(ValueError, match="name must be one of"):
-        efficient.key_recall_seed_accuracies("GRU", 5)
+        summary.key_recall_seed_accuracies("GRU", 5)
     with pytest.raises(ValueError, match="seeds must hold at least 1 ints"):
-        efficient.key_recall_seed_accuracies("LSTM", 5, seeds=[])
+        summary.key_recall_seed_accuracies("LSTM", 5, seeds=[])

@@ -10,13 +10,11 @@ from longdep.experiments.clipping import (
     cliff_descent,
     cliff_final_state,
     cliff_loss,
-    stacked_logits,
-    stacked_parameters,
-    train_sgd,
-    train_sgd_seeds,
+    train_settings,
 )
+from longdep.seeds import seeded_generator
 from longdep.tasks import key_recall_batch
-from longdep.train import clip_gradient_norm_
+from longdep.train import SGD, clip_gradient_norm_, clip_per_seed_, train, train_seeds
 from torch import nn
 
 
@@ -100,21 +98,21 @@ def test_gained_classifier_has_the_requested_largest_singular_value():
 
 
 @pytest.mark.parametrize("threshold", [None, 0.1])
-def test_train_sgd_takes_clipped_sgd_steps(threshold):
+def test_train_with_sgd_takes_clipped_sgd_steps(threshold):
     def make_batch(generator):
         return key_recall_batch(8, 4, generator=generator)
 
     model, reference = classifier_with_recurrent_gain(3.0, seed=2), classifier_with_recurrent_gain(3.0, seed=2)
-    result = train_sgd(model, make_batch, steps=1, lr=0.3, threshold=threshold, seed=5)
+    result = train(model, make_batch, 1, optimizer=SGD, lr=0.3, clip_norm=threshold, seed=5)
 
-    tokens, targets = make_batch(torch.Generator().manual_seed(5))
+    tokens, targets = make_batch(seeded_generator(5))
     loss = nn.functional.cross_entropy(reference(tokens), targets)
     loss.backward()
-    norm = nn.utils.clip_grad_norm_(reference.parameters(),
-                                    math.inf if threshold is None else threshold)
+    norm = torch.cat([p.grad.flatten() for p in reference.parameters()]).norm()
+    factor = threshold / norm if threshold is not None and norm >= threshold else 1.0
     with torch.no_grad():
         for p in reference.parameters():
-            p -= 0.3 * p.grad
+            p -= 0.3 * factor * p.grad
     assert result.losses == [pytest.approx(loss.item(), rel=1e-6)]
     assert result.grad_norms == [pytest.approx(norm.item(), rel=1e-5)]
     assert norm > 0.1  # so the clipped run really was clipped
@@ -123,55 +121,67 @@ def test_train_sgd_takes_clipped_sgd_steps(threshold):
     assert 0.0 <= result.accuracy <= 1.0
 
 
+def test_a_gradient_with_inf_or_nan_is_skipped_and_its_norm_is_inf():
+    for bad in (math.inf, math.nan):
+        parameters = parameters_with_gradients(1.0)
+        parameters[0].grad[0, 0] = bad
+        assert clip_gradient_norm_(parameters, 1.0) == math.inf
+        assert all(torch.equal(p.grad, torch.zeros_like(p)) for p in parameters[:2])
+
+
+def test_clipping_per_seed_clips_each_seed_as_one_model_alone():
+    seeds = [parameters_with_gradients(scale, seed=s) for s, scale in enumerate((0.1, 3.0, 40.0))]
+    stacked = [torch.stack([p[i].detach() for p in seeds]).requires_grad_() for i in range(2)]
+    for i, p in enumerate(stacked):
+        p.grad = torch.stack([ps[i].grad for ps in seeds])
+    thresholds = torch.tensor([1.0, math.inf, 2.0])
+    norms = clip_per_seed_(stacked, thresholds)
+    for s, parameters in enumerate(seeds):
+        assert norms[s] == clip_gradient_norm_(parameters, thresholds[s].item())
+        for i in range(2):
+            assert torch.equal(stacked[i].grad[s], parameters[i].grad)
+
+
 def test_bad_arguments_raise():
     parameters = parameters_with_gradients(1.0)
     with pytest.raises(ValueError, match="threshold must be positive"):
         clip_gradient_norm_(parameters, 0.0)
     with pytest.raises(ValueError, match="call backward"):
         clip_gradient_norm_([nn.Parameter(torch.ones(2))], 1.0)
-    parameters[0].grad[0, 0] = float("inf")
-    with pytest.raises(FloatingPointError, match="gradient norm is inf"):
-        clip_gradient_norm_(parameters, 1.0)
     with pytest.raises(ValueError, match="steps must be at least 1"):
         cliff_final_state(torch.ones(1), torch.ones(1), steps=0)
     with pytest.raises(ValueError, match="lr must be positive"):
         cliff_descent((1.0, 0.0), lr=-0.1, steps=5)
     with pytest.raises(ValueError, match="steps must be at least 1"):
-        train_sgd(classifier_with_recurrent_gain(1.0), lambda g: key_recall_batch(2, 3, generator=g),
-                  steps=0, lr=0.1)
+        train(classifier_with_recurrent_gain(1.0), lambda g: key_recall_batch(2, 3, generator=g),
+              steps=0, optimizer=SGD, lr=0.1)
 
 
-def test_stacked_logits_equal_each_models_forward():
-    models = [classifier_with_recurrent_gain(3.0, hidden_size=8, seed=s) for s in range(3)]
-    generator = torch.Generator().manual_seed(0)
-    tokens = torch.stack([key_recall_batch(5, 6, generator=generator)[0] for _ in models])
-    logits = stacked_logits(stacked_parameters(models), tokens)
-    assert logits.shape == (3, 5, 8)
-    for run, model in enumerate(models):
-        torch.testing.assert_close(logits[run], model(tokens[run]), rtol=1e-5, atol=1e-6)
-
-
-def test_seed_batched_sgd_follows_train_sgd_for_a_few_steps(one_thread):
+def test_settings_trained_together_follow_train_with_sgd(one_thread):
     def make_batch(generator):
         return key_recall_batch(8, 4, generator=generator)
 
-    settings = [(0.3, None, 2), (0.3, 0.1, 2), (0.1, None, 7)]  # (lr, threshold, seed)
-    models = [classifier_with_recurrent_gain(3.0, hidden_size=8, seed=s) for *_, s in settings]
-    lrs, thresholds, seeds = (list(column) for column in zip(*settings))
-    runs = train_sgd_seeds(models, make_batch, 3, lrs, thresholds, seeds, eval_batches=2)
-    assert runs.losses.shape == runs.grad_norms.shape == (3, 3) and runs.accuracy.shape == (3,)
-    for run, (lr, threshold, seed) in enumerate(settings):
-        model = classifier_with_recurrent_gain(3.0, hidden_size=8, seed=seed)
-        one = train_sgd(model, make_batch, 3, lr, threshold, seed=seed, eval_batches=2)
-        torch.testing.assert_close(runs.losses[run], torch.tensor(one.losses), rtol=1e-4, atol=0)
-        torch.testing.assert_close(runs.grad_norms[run], torch.tensor(one.grad_norms),
-                                   rtol=1e-4, atol=0)
-        assert runs.accuracy[run].item() == pytest.approx(one.accuracy, abs=1 / 16)
-    assert runs.grad_norms[1].min() > 0.1  # the clipped run was clipped at every step
+    settings = {"clipped": (0.3, 0.1), "plain": (0.3, None), "slow": (0.1, None)}
+    runs = train_settings(settings, 3.0, 2, make_batch, 3, hidden_size=8)
+    for label, (lr, threshold) in settings.items():
+        assert runs[label].losses.shape == runs[label].grad_norms.shape == (2, 3)
+        for seed in range(2):
+            model = classifier_with_recurrent_gain(3.0, hidden_size=8, seed=seed)
+            one = train(model, make_batch, 3, optimizer=SGD, lr=lr, clip_norm=threshold,
+                        seed=seed)
+            torch.testing.assert_close(runs[label].losses[seed], torch.tensor(one.losses),
+                                       rtol=1e-4, atol=0)
+            torch.testing.assert_close(runs[label].grad_norms[seed],
+                                       torch.tensor(one.grad_norms), rtol=1e-4, atol=0)
+            assert runs[label].accuracy[seed].item() == pytest.approx(one.accuracy, abs=1 / 16)
+    assert runs["clipped"].grad_norms.min() > 0.1  # the clipped runs were clipped at every step
 
 
-def test_seed_batched_sgd_needs_one_setting_per_model():
+def test_one_learning_rate_and_threshold_per_model():
     models = [classifier_with_recurrent_gain(1.0, hidden_size=4)]
-    with pytest.raises(ValueError, match="one learning rate"):
-        train_sgd_seeds(models, lambda g: key_recall_batch(2, 3, generator=g), 1, [0.1, 0.1],
-                        [None], [0])
+    with pytest.raises(ValueError, match="lr must be one value or one per model"):
+        train_seeds(models, lambda g: key_recall_batch(2, 3, generator=g), 1, [0],
+                    optimizer=SGD, lr=[0.1, 0.1])
+    with pytest.raises(ValueError, match=r"clip_norm\[0\] must be positive"):
+        train_seeds(models, lambda g: key_recall_batch(2, 3, generator=g), 1, [0],
+                    optimizer=SGD, clip_norm=[-1.0])

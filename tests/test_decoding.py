@@ -55,7 +55,7 @@ def test_ssm_steps_equal_the_parallel_scan():
 
 
 def test_decoding_costs_grow_for_the_cache_only():
-    from longdep.experiments.efficient import DECODING_KINDS, decoding_costs
+    from longdep.experiments.attention_costs import DECODING_KINDS, decoding_costs
     costs = decoding_costs([8, 16, 32], features=4, state_size=2)
     softmax, linear, ssm = DECODING_KINDS
     assert costs.flops[softmax] == [4 * n * 4 for n in (8, 16, 32)]  # q.K^T and w.V over n keys

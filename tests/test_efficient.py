@@ -1,4 +1,4 @@
-"""Tests of longdep.efficient (Chapter 6): every equality the chapter states, and clear errors."""
+"""Tests of Chapter 6's drivers (attention_costs, summary, the Performer and sparse paths): every equality the chapter states, and clear errors."""
 
 import math
 
@@ -6,31 +6,32 @@ import pytest
 import torch
 from longdep.book import Table
 from longdep.experiments.attention import fewest_layers
-from longdep.experiments.efficient import (
+from longdep.experiments import summary
+from longdep.experiments.attention import performer_errors, random_mask_path_lengths
+from longdep.experiments.attention_costs import (
     ATTENTION_KINDS,
-    ModelMeasures,
     attention_call,
     attention_costs,
     attention_seconds,
-    fused_scratch_mib,
     crossover_phrase,
+    decoding_costs,
+    fused_scratch_mib,
+)
+from longdep.experiments.summary import (
+    SUMMARY_MODELS,
+    ModelMeasures,
+    big_o,
+    gradient_path_factors,
     gradient_ratios,
     key_out_of_reach,
+    key_recall_accuracy,
     path_length,
-    performer_errors,
-    random_mask_path_lengths,
     recall_outcome,
     sequential_depths,
-    summary_model,
-    summary_table,
-    training_core,
-    gradient_path_factors,
     state_transition_factors,
-    key_recall_accuracy,
-    big_o,
-    decoding_costs,
+    summary_table,
 )
-from longdep.experiments.registry import BOOK_MODELS, ORDER_BLIND, ModelShape
+from longdep.experiments.registry import KIND, ORDER_BLIND, ModelShape
 from longdep.models.bag import BagOfTokens
 from longdep.measure.cost import (
     crossover_length,
@@ -411,7 +412,7 @@ def test_attention_cost_summaries_are_the_counts_rescaled_and_fitted():
     assert crossings["linear"] == pytest.approx(64 + d)  # chunks of 64: 4 T (64 + d) d
     with pytest.raises(ValueError, match="measure must be 'flops' or 'memory'"):
         costs.exponents("seconds")
-    with pytest.raises(ValueError, match="last must be an int of at least 2"):
+    with pytest.raises(ValueError, match="last must be at least 2"):
         costs.exponents("flops", last=1)
 
 
@@ -422,7 +423,7 @@ def test_fused_scratch_is_the_fused_kernels_memory_beyond_its_output():
         whole = peak_allocated_bytes(attention_call("fused softmax", n, 8))
         assert mib == (whole - 4 * n * 8) / 2**20
         assert 0 < mib * 2**20 < n * n * 4  # more than nothing, less than the T x T scores
-    with pytest.raises(ValueError, match="features must be an int"):
+    with pytest.raises(ValueError, match="features must be at least 1, got 0"):
         fused_scratch_mib([8], features=0)
 
 
@@ -457,7 +458,7 @@ def test_random_mask_path_lengths_measure_independent_masks():
     assert lengths == [masked_path_length(bigbird_mask(64, 8, [], 2, replay)) for _ in range(9)]
     assert max(lengths) <= math.ceil(63 / 7)  # random links only add paths to the window's
     assert random_mask_path_lengths(33, 5, [16], 0, draws=3) == [2, 2, 2]
-    with pytest.raises(ValueError, match="draws must be an int of at least 1"):
+    with pytest.raises(ValueError, match="draws must be at least 1"):
         random_mask_path_lengths(8, 2, [], 1, draws=0)
 
 
@@ -483,8 +484,8 @@ def test_path_lengths_of_the_book_models():
 
 def test_book_models_map_embeddings_to_the_shared_width_and_measure():
     shape = ModelShape(width=8, d_ff=8, window=4)
-    for name in BOOK_MODELS:
-        output = summary_model(name, shape)(torch.randn(2, 5, shape.input_size))
+    for name in SUMMARY_MODELS:
+        output = KIND[name].build(shape)(torch.randn(2, 5, shape.input_size))
         assert (output[0] if isinstance(output, tuple) else output).shape == (2, 5, 8)
         ratios = gradient_ratios(name, 9, shape)
         assert ratios.shape == (9,) and ratios[0] == 1
@@ -506,13 +507,13 @@ def test_key_recall_outcomes_and_the_key_out_of_reach():
 
 def test_training_cores_are_the_torch_twins_of_the_recurrent_models():
     shape = ModelShape(width=8, d_ff=8, window=4)
-    assert isinstance(training_core("tanh RNN", shape), torch.nn.RNN)
-    lstm = training_core("LSTM", shape)
+    assert isinstance(KIND["tanh RNN"].training_core(shape), torch.nn.RNN)
+    lstm = KIND["LSTM"].training_core(shape)
     assert isinstance(lstm, torch.nn.LSTM)
     forget = lstm.bias_ih_l0[8:16] + lstm.bias_hh_l0[8:16]  # gate order i, f, g, o
     assert torch.allclose(forget, torch.full((8,), shape.forget_bias))
     x = torch.randn(2, 5, shape.input_size)
-    assert training_core("linear attention", shape)(x).shape == (2, 5, 8)
+    assert KIND["linear attention"].training_core(shape)(x).shape == (2, 5, 8)
 
 
 def test_summary_table_shows_measures_as_text_and_html():
@@ -537,47 +538,47 @@ def test_summary_table_shows_measures_as_text_and_html():
 
 def test_gradient_path_factors_put_steps_and_layers_on_one_scale():
     shape = ModelShape(width=8, d_ff=8, window=4, state_size=2)
-    factors = {name: gradient_path_factors(name, 12, shape) for name in BOOK_MODELS}
+    factors = {name: gradient_path_factors(name, 12, shape) for name in SUMMARY_MODELS}
     assert factors["tanh RNN"] == factors["LSTM"] == factors["selective SSM"] == 12
     assert factors["Transformer (softmax attention)"] == factors["linear attention"] == 1
     assert factors["sliding-window attention"] == path_length("sliding-window attention", 12,
                                                               shape) > 1
     assert state_transition_factors("selective SSM", 12, shape) == 11
-    with pytest.raises(ValueError, match="steps must be an int of at least 2"):
+    with pytest.raises(ValueError, match="steps must be at least 2"):
         state_transition_factors("LSTM", 1, shape)
     with pytest.raises(ValueError, match="model must be one of"):
         gradient_path_factors("GRU", 12, shape)
 
 
 def test_the_order_blind_control_trains_on_key_recall_and_other_names_raise():
-    core = training_core(ORDER_BLIND)
+    core = KIND[ORDER_BLIND].training_core()
     assert isinstance(core, BagOfTokens) and core.last_only  # as key recall trains it elsewhere
     with pytest.raises(ValueError, match="name must be one of"):
         key_recall_accuracy("GRU", 5)
-    with pytest.raises(ValueError, match="distance must be an int"):
+    with pytest.raises(ValueError, match="distance must be at least 1, got 0"):
         key_recall_accuracy(ORDER_BLIND, 0)
 
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda: attention_call("softmax", 0), ValueError, "length must be an int of at least 1"),
-    (lambda: attention_call("linear", 8, features=2.5), ValueError, "features must be an int"),
-    (lambda: attention_costs([]), ValueError, "lengths must hold at least 1 ints"),
-    (lambda: attention_costs("32"), TypeError, "lengths must be a sequence of ints"),
-    (lambda: attention_seconds([8], repeats=0), ValueError, "repeats must be an int"),
-    (lambda: crossover_phrase([8], [1.0], [2.0]), ValueError, "lengths must hold at least 2"),
+    (lambda: attention_call("softmax", 0), ValueError, "length must be at least 1"),
+    (lambda: attention_call("linear", 8, features=2.5), TypeError, "features must be an int, got float 2.5"),
+    (lambda: attention_costs([]), ValueError, "lengths must hold at least 1 ints, got 0"),
+    (lambda: attention_costs("32"), TypeError, "lengths must be a list of ints"),
+    (lambda: attention_seconds([8], repeats=0), ValueError, "repeats must be at least 1, got 0"),
+    (lambda: crossover_phrase([8], [1.0], [2.0]), ValueError, "lengths must hold at least 2 ints"),
     (lambda: crossover_phrase([8, 16], [1.0], [2.0, 3.0]), ValueError,
      "first and second must hold one value per length"),
     (lambda: performer_errors(*torch.randn(3, 1, 4, 2), [], draws=1), ValueError,
-     "feature_counts must hold at least 1"),
-    (lambda: summary_model("LSTM", shape={}), TypeError, "shape must be a ModelShape"),
-    (lambda: summary_model("LSTM", input_size=0), ValueError, "input_size must be an int"),
+     "feature_counts must hold at least 1 ints"),
+    (lambda: KIND["LSTM"].build(shape={}), TypeError, "shape must be a ModelShape"),
+    (lambda: KIND["LSTM"].build(input_size=0), ValueError, "input_size must be an int"),
     (lambda: sequential_depths("GRU", [4]), ValueError, "model must be one of"),
-    (lambda: gradient_ratios("LSTM", 1), ValueError, "steps must be an int of at least 2"),
+    (lambda: gradient_ratios("LSTM", 1), ValueError, "steps must be at least 2"),
     (lambda: recall_outcome(1.5, 0.125), ValueError, "accuracy must be between 0 and 1"),
     (lambda: recall_outcome(0.5, 0.0), ValueError, "chance must be between 0 and 1"),
-    (lambda: key_out_of_reach("LSTM", 0), ValueError, "distance must be an int of at least 1"),
+    (lambda: key_out_of_reach("LSTM", 0), ValueError, "distance must be at least 1"),
     (lambda: big_o(2), TypeError, "label must be a str"),
-    (lambda: decoding_costs([1, 4]), ValueError, "lengths must hold at least 1 ints of at least 2"),
+    (lambda: decoding_costs([1, 4]), ValueError, "lengths\\[0\\] must be at least 2, got 1"),
 ])
 def test_public_functions_check_their_arguments(call, error, message):
     with pytest.raises(error, match=message):
@@ -600,17 +601,25 @@ def test_calls_in_worker_processes_return_what_they_return_here():
 
 
 def test_key_recall_runs_keeps_single_and_seeded_apart(monkeypatch):
-    import longdep.experiments.efficient as efficient
     calls = []
-    monkeypatch.setattr(efficient, "in_worker_processes",
-                        lambda c: calls.append(c) or {key: key[0] for key in c})
-    single, seeded = efficient.key_recall_runs(["tanh RNN"], ["LSTM"], 5)
+    monkeypatch.setattr(summary, "over_cores", lambda function, points: calls.append(
+        (function, points)) or {point: point[0] for point in points})
+    single, seeded = summary.key_recall_runs(["tanh RNN"], ["LSTM"], 5)
     assert single == {"tanh RNN": "tanh RNN"} and seeded == {"LSTM": "LSTM"}
-    assert calls[0][("LSTM", True)][0] is efficient.key_recall_seed_accuracies
+    function, points = calls[0]
+    assert function is summary.key_recall_result
+    assert {point[0]: point[-1] for point in points} == {"tanh RNN": False, "LSTM": True}
+
+
+def test_over_cores_returns_every_point_in_order_whatever_the_cost_order():
+    from longdep.experiments.workers import over_cores
+    points = [(3, 4), (1, 2), (5, 0)]
+    assert over_cores(pow, points, cost=lambda point: point[0]) == {(3, 4): 81, (1, 2): 1,
+                                                                   (5, 0): 1}
 
 
 def test_counted_measures_are_the_summary_tables_counts():
-    from longdep.experiments.efficient import counted_measures, counted_measures_of
+    from longdep.experiments.summary import counted_measures, counted_measures_of
     shape = ModelShape(input_size=8, width=8, d_ff=16, window=3)
     counted = counted_measures("tanh RNN", [4, 8], [16, 32], shape)
     assert counted["path_lengths"] == [4, 8] and counted["gradient_factors"] == 8

@@ -32,7 +32,6 @@ def closed_figure():
 
 
 ARRAY = np.ones(5)
-TOKENS = torch.zeros(2, 3, 4, dtype=torch.int64)  # (runs, batch, time)
 
 # (entry point, call, exception, message pattern): one row per entry point at least
 BAD_INPUTS = [
@@ -82,51 +81,17 @@ BAD_INPUTS = [
     ("cliff_descent", lambda: clipping.cliff_descent((1.0,), 0.1, 5),
      TypeError, r"start must be a pair \(w, b\) of numbers, got tuple"),
     ("cliff_descent", lambda: clipping.cliff_descent((1.0, 0.0), 0.1, 5, threshold=0.0),
-     ValueError, "threshold must be positive, got 0.0"),
+     ValueError, "clip_norm must be positive, got 0.0"),
+
     ("classifier_with_recurrent_gain",
      lambda: clipping.classifier_with_recurrent_gain(math.inf),
      ValueError, "gain must be finite, got inf"),
     ("classifier_with_recurrent_gain",
      lambda: clipping.classifier_with_recurrent_gain(3.0, hidden_size=0),
      ValueError, "hidden_size must be at least 1, got 0"),
-    ("train_sgd", lambda: clipping.train_sgd(small_models(1)[0], "batches", 1, 0.1),
-     TypeError, r"make_batch must be callable \(a function or a module\), got str 'batches'"),
-    ("train_sgd", lambda: clipping.train_sgd(None, make_batch, 1, 0.1),
-     TypeError, "model must be a Module, got NoneType"),
-    ("stacked_parameters", lambda: clipping.stacked_parameters([]),
-     ValueError, "models must be a non-empty list of LastStepClassifier, got list"),
-    ("stacked_parameters", lambda: clipping.stacked_parameters([ElmanRNN(2, 3)]),
-     TypeError, r"models\[0\] must be a LastStepClassifier, got ElmanRNN"),
-    ("stacked_parameters",
-     lambda: clipping.stacked_parameters([*small_models(1),
-                                          clipping.classifier_with_recurrent_gain(
-                                              2.0, hidden_size=5)]),
-     ValueError, "models must all have the same parameter shapes"),
-    ("stacked_logits",
-     lambda: clipping.stacked_logits(clipping.stacked_parameters(small_models()), TOKENS[0]),
-     ValueError, (r"tokens must have shape \(runs, batch, time\) with runs = 2, got an int64 "
-                  r"tensor of shape \(3, 4\)")),
-    ("stacked_logits",
-     lambda: clipping.stacked_logits(clipping.stacked_parameters(small_models()), TOKENS + 9),
-     ValueError, r"tokens \(runs \* batch, time\) must lie in \[0, 9\), got values from 9"),
-    ("stacked_logits", lambda: clipping.stacked_logits({}, TOKENS),
-     ValueError, r"params must map the names .* missing \['embedding.weight'"),
-    ("train_sgd_seeds",
-     lambda: clipping.train_sgd_seeds(small_models(), make_batch, 1, [0.1, 0.1], [None],
-                                      [0, 1]),
-     ValueError, ("give one learning rate, threshold and seed per model: 2 models, but "
-                  "thresholds has 1 entries")),
-    ("train_sgd_seeds",
-     lambda: clipping.train_sgd_seeds(small_models(), make_batch, 1, [0.1, math.nan],
-                                      [None, None], [0, 1]),
-     ValueError, r"lrs\[1\] must be finite, got nan"),
-    ("train_sgd_seeds",
-     lambda: clipping.train_sgd_seeds(small_models(), make_batch, 1, [0.1, 0.1],
-                                      [None, None], [0, -1]),
-     ValueError, r"seeds\[1\] must be at least 0, got -1"),
     ("train_settings",
      lambda: clipping.train_settings({}, 3.0, 2, make_batch, 1, hidden_size=4),
-     ValueError, "settings must be a non-empty dict label -> \\(lr, threshold\\), got dict"),
+     TypeError, "settings must be a non-empty dict label -> \\(lr, threshold\\), got dict"),
     ("train_settings",
      lambda: clipping.train_settings({"a": 0.1}, 3.0, 2, make_batch, 1, hidden_size=4),
      TypeError, r"settings\['a'\] must be a pair \(lr, threshold\), got float 0.1"),
@@ -184,7 +149,7 @@ BAD_INPUTS = [
     ("closed_for_display", lambda: style.closed_for_display(None),
      TypeError, "fig must be a matplotlib.figure.Figure, got NoneType"),
     ("seed_everything", lambda: book.seed_everything(-1),
-     ValueError, r"seed must be at least 0 and at most 4294967295, got -1"),
+     ValueError, r"seed must be at least 0, got -1"),
     ("reproducible", lambda: book.reproducible(threads=1.5),
      TypeError, "threads must be an int, got float 1.5"),
     ("use_deterministic_algorithms", lambda: book.use_deterministic_algorithms(1),
@@ -220,8 +185,7 @@ ENTRY_POINTS = {
                 "predicted_rate", "measured_rates", "growth_onset", "masked_product_norms",
                 "fitted_rates"],
     clipping: ["cliff_final_state", "cliff_loss", "cliff_descent",
-               "classifier_with_recurrent_gain", "train_sgd", "stacked_parameters",
-               "stacked_logits", "train_sgd_seeds", "train_settings"],
+               "classifier_with_recurrent_gain", "train_settings"],
     rnn_plots: ["plot_bptt_contributions"],
     plots: ["plot_matrix_powers", "plot_regimes", "plot_input_scales", "plot_cliff",
             "plot_clipping_runs", "plot_mean_field"],
@@ -239,7 +203,8 @@ def test_every_entry_point_taking_arguments_has_a_bad_input_row():
                   if callable(value) and not name.startswith("_")
                   and getattr(value, "__module__", None) == module.__name__}
         # the result types (NamedTuples) and the style set-up (no arguments) take no input
-        public -= {"DescentPath", "SeedRuns", "use_book_style", "share_parsed_mathtext"}
+        public -= {"DescentPath", "SeedRuns", "Cliff", "use_book_style",
+                   "share_parsed_mathtext"}
         assert public == set(names), f"{module.__name__}: {public ^ set(names)}"
         assert set(names) <= tested
 
@@ -260,13 +225,9 @@ def test_ordinary_inputs_still_work():
     assert clipping.cliff_final_state(torch.tensor(1.0), torch.tensor(0.0), steps=2).dim() == 0
     path = clipping.cliff_descent([1.0, 0.0], 0.01, 2, threshold=1.0)
     assert path.points.shape == (3, 2)
-    models = small_models()
-    logits = clipping.stacked_logits(clipping.stacked_parameters(models), TOKENS)
-    assert logits.shape == (2, 3, 8)
     runs = clipping.train_settings({"a": (0.1, 1.0), "b": (0.1, None)}, 2.0, 2, make_batch,
                                    2, hidden_size=4)
     assert runs["a"].losses.shape == (2, 2)
-    assert len(clipping.train_sgd(models[0], make_batch, 2, 0.1, 1.0).losses) == 2
     for fig in (
         rnn_plots.plot_bptt_contributions(np.tril(np.ones((3, 3))), np.ones(3)),
         plots.plot_matrix_powers(ARRAY, 0.9, 2.0),

@@ -2,7 +2,7 @@
 
 import torch
 
-from longdep.experiments.efficient import attention_call, attention_costs
+from longdep.experiments.attention_costs import attention_call, attention_costs
 from longdep.measure.cost import attention_flops, peak_allocated_bytes, peak_tensor_bytes
 
 

@@ -3,14 +3,14 @@ longdep.tasks.mqar_batch's layout and errors, and the MQAR experiment's pieces."
 
 import pytest
 import torch
-from longdep.experiments.efficient import (
+from longdep.experiments.mqar import (
+    MQAR_MODELS,
     RECALLED,
     MQARSetting,
-    PairRecallClassifier,
     mqar_accuracies,
     pairs_recalled,
 )
-from longdep.experiments.registry import MQAR_MODELS
+from longdep.models.heads import PairRecallClassifier
 from longdep.models.mixers import mixer_stack
 from longdep.plots.efficient import plot_mqar
 from longdep.tasks import mqar_batch
@@ -39,16 +39,20 @@ def test_a_seeded_generator_makes_it_reproducible():
     assert all(torch.equal(a, b) for a, b in zip(first, second))
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(batch_size=0, num_pairs=2), "batch_size must be an int of at least 1"),
-    (dict(batch_size=2, num_pairs=0), "num_pairs must be an int of at least 1"),
-    (dict(batch_size=2, num_pairs=2.0), "num_pairs must be an int"),
-    (dict(batch_size=2, num_pairs=True), "num_pairs must be an int"),
-    (dict(batch_size=2, num_pairs=2, num_values=1), "num_values must be an int of at least 2"),
-    (dict(batch_size=2, num_pairs=9, num_keys=8), "num_pairs must be at most num_keys = 8"),
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(batch_size=0, num_pairs=2), ValueError, "batch_size must be at least 1, got 0"),
+    (dict(batch_size=2, num_pairs=0), ValueError, "num_pairs must be at least 1, got 0"),
+    (dict(batch_size=2, num_pairs=2.0), TypeError, "num_pairs must be an int, got float 2.0"),
+    (dict(batch_size=2, num_pairs=True), TypeError, "num_pairs must be an int, got bool"),
+    (dict(batch_size=2, num_pairs=2, num_values=1), ValueError,
+     "num_values must be at least 2, got 1"),
+    (dict(batch_size=2, num_pairs=9, num_keys=8), ValueError,
+     "num_pairs must be at most num_keys = 8"),
+    (dict(batch_size=2, num_pairs=2, generator=0), TypeError,
+     "generator must be None or a torch.Generator, got int 0"),
 ])
-def test_bad_arguments_raise_clear_errors(kwargs, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_arguments_raise_clear_errors(kwargs, error, message):
+    with pytest.raises(error, match=message):
         mqar_batch(**kwargs)
 
 
@@ -64,7 +68,7 @@ def test_the_classifier_reads_the_query_steps_only_and_causally():
     assert torch.equal(other[:, :3], logits.view(3, 4, 5)[:, :3])  # earlier queries unchanged
     with pytest.raises(TypeError, match="core must be a torch.nn.Module"):
         PairRecallClassifier("core", 8, 6, 5)
-    with pytest.raises(ValueError, match="num_values must be an int of at least 1"):
+    with pytest.raises(ValueError, match="num_values must be at least 1"):
         PairRecallClassifier(torch.nn.Identity(), 8, 6, 0)
 
 
@@ -112,7 +116,7 @@ def test_plot_mqar_checks_its_grids():
 
 
 def test_mqar_grids_equal_each_model_trained_alone():
-    from longdep.experiments.efficient import mqar_grids
+    from longdep.experiments.mqar import mqar_grids
     setting = MQARSetting(steps=3, batch_size=4, seeds=(0, 1))
     grids = mqar_grids(MQAR_MODELS[:2], [1, 2], setting)
     assert list(grids) == list(MQAR_MODELS[:2])

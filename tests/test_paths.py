@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from longdep.experiments.registry import TABLE_1_LAYERS
+from longdep.experiments.attention import TABLE_1_LAYERS
 from longdep.experiments.attention import (
     check_layer_kind,
     encoder_layers,

@@ -17,19 +17,10 @@ import numpy as np
 import torch
 from myst_nb import glue
 
+from longdep.models import _checks as check
+from longdep.seeds import shifted
+
 DEFAULT_SEED = 0
-
-
-# The argument checks of this module. book imports nothing of longdep (pyproject.toml's
-# contracts), so it cannot share longdep.models._checks; these two follow its conventions: a
-# TypeError for a wrong type, a ValueError for a wrong value, naming the argument.
-def _check_int(name: str, value, low: int, high: int | None = None) -> None:
-    """Raise unless ``value`` is an int in [low, high] (no upper limit for None)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < low or (high is not None and value > high):
-        raise ValueError(f"{name} must be at least {low}" + (f" and at most {high}" if high
-                         is not None else "") + f", got {value}")
 
 
 def _real(name: str, value, finite: bool) -> float:
@@ -48,9 +39,11 @@ DEFAULT_THREADS = 1
 
 
 def seed_everything(seed: int = DEFAULT_SEED) -> None:
-    """Seed Python's, NumPy's and PyTorch's random number generators."""
-    _check_int("seed", seed, 0, 2**32 - 1)  # NumPy's range
-    seed = int(seed)  # random.seed refuses a NumPy integer
+    """Seed Python's, NumPy's and PyTorch's random number generators with ``seed`` plus the
+    shift of :mod:`longdep.seeds` (0 unless ``LONGDEP_SEED_SHIFT`` is set)."""
+    seed = shifted(int(seed) if isinstance(seed, np.integer) else seed)
+    if seed > 2**32 - 1:
+        raise ValueError(f"seed must be at most 2**32 - 1 (NumPy's range), got {seed}")
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -69,7 +62,7 @@ def reproducible(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> No
     that reads memory before writing it, changes no result, and cost the LSTM trainings of
     Chapter 3 about a fifth of their time (the LSTM kernel allocates work space every step).
     """
-    _check_int("threads", threads, 1)
+    check.positive(threads=threads)
     seed_everything(seed)
     torch.set_num_threads(threads)
     use_deterministic_algorithms(True)
@@ -104,7 +97,7 @@ def significant(value: float, digits: int) -> float:
     fresh run, and the last digits of a float differ between processors while its leading ones
     do not. 0, inf and nan are returned as they are.
     """
-    _check_int("digits", digits, 1, 17)  # float64 holds 17 significant digits
+    check.int_range(1, 17, digits=digits)  # float64 holds 17 significant digits
     value = _real("value", value, finite=False)
     if value == 0 or not math.isfinite(value):
         return value

@@ -2,6 +2,8 @@
 
 import torch
 
+from longdep.models import _checks as check
+
 
 def key_recall_batch(
     batch_size: int,
@@ -22,17 +24,13 @@ def key_recall_batch(
 
     Returns tokens (batch, distance + 1) and targets (batch,), both int64.
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    if distance < 1:
-        raise ValueError(f"distance must be at least 1, got {distance}")
-    if num_keys < 2:
-        raise ValueError(f"num_keys must be at least 2, got {num_keys}")
+    check.positive(batch_size=batch_size, distance=distance)
+    check.int_range(2, None, num_keys=num_keys)
+    check.positive(vocab_size=vocab_size)
     if vocab_size < num_keys + 1:
-        raise ValueError(
-            f"vocab_size must leave room for the keys and the query token: "
-            f"at least num_keys + 1 = {num_keys + 1}, got {vocab_size}"
-        )
+        raise ValueError(f"vocab_size must leave room for the keys and the query token: at "
+                         f"least num_keys + 1 = {num_keys + 1}, got {vocab_size}")
+    check.generator(generator)
     keys_and_distractors = torch.randint(0, num_keys, (batch_size, distance), generator=generator)
     query = torch.full((batch_size, 1), vocab_size - 1)
     return torch.cat([keys_and_distractors, query], dim=1), keys_and_distractors[:, 0]
@@ -59,10 +57,9 @@ def mqar_batch(
 
     Returns tokens (batch, 2 * num_pairs, 2) and targets (batch, num_pairs), both int64.
     """
-    for name, value, least in (("batch_size", batch_size, 1), ("num_pairs", num_pairs, 1),
-                               ("num_keys", num_keys, 1), ("num_values", num_values, 2)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ValueError(f"{name} must be an int of at least {least}, got {value!r}")
+    check.positive(batch_size=batch_size, num_pairs=num_pairs, num_keys=num_keys)
+    check.int_range(2, None, num_values=num_values)
+    check.generator(generator)
     if num_pairs > num_keys:
         raise ValueError(f"num_pairs must be at most num_keys = {num_keys} (the keys of a "
                          f"sequence are distinct), got {num_pairs}")

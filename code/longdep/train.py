@@ -1,12 +1,17 @@
-"""The one training loop of the book (Chapters 2, 3, 5 and 6), and gradient clipping.
+"""The one training engine of the book (Chapters 2, 3, 5, 6 and 7).
 
-:func:`train` takes a model and a function that draws a batch; it knows no task and no model
-kind. :func:`train_seeds` trains several copies of one architecture at once, one per seed, as
-one model with a seed dimension (``torch.func.vmap``): a training run of hundreds of steps is
-chaotic, so the book reports statistics over seeds, and on a CPU the book's tiny models cost
-per-operation overhead, which the seeds then share. :func:`clip_gradient_norm_` is Algorithm 1
-of Pascanu, Mikolov & Bengio (2013). :class:`Adam` and :class:`SGD` are the two optimizers,
-written out.
+:func:`train` trains one model on fresh batches from a function ``make_batch(generator)``; it
+knows no task and no model kind. :func:`train_seeds` trains several models of one architecture
+at once, one per seed, as one model whose parameters carry a leading seed dimension: a training
+run of hundreds of steps is chaotic, so the book reports statistics over seeds, and on a CPU the
+book's tiny models cost per-operation overhead, which the seeds then share. Both take the
+optimizer, the learning rate, the clipping threshold and the warm-up; :func:`train_seeds` takes
+each of the last three per model.
+
+Gradient clipping is Algorithm 1 of Pascanu, Mikolov & Bengio (2013), in one form for one model
+(:func:`clip_gradient_norm_`) and one for stacked seeds (:func:`clip_per_seed_`). :class:`Adam`
+and :class:`SGD` are the book's two optimizers, written out; any ``torch.optim`` optimizer can
+be passed instead.
 """
 
 import copy
@@ -15,73 +20,103 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
-Batch = tuple[torch.Tensor, torch.Tensor]
+from longdep.models import _checks as check
+from longdep.seeds import seeded_generator
+
+Batch = tuple[Tensor, Tensor]
+HELD_OUT = 1_000_003  # the held-out batches of seed s come from the generator of s + HELD_OUT
 
 
 @dataclass
 class TrainingResult:
-    """Per-step loss and gradient norm (before clipping), and held-out accuracy at the end."""
+    """Per-step loss and gradient norm (before clipping; inf where the gradient was not finite),
+    the held-out accuracy at the end (NaN without held-out batches), and what ``observe`` saw of
+    the parameters before each step (empty without it)."""
 
     losses: list[float] = field(default_factory=list)
     grad_norms: list[float] = field(default_factory=list)
-    accuracy: float = float("nan")
+    accuracy: float = math.nan
+    observed: list = field(default_factory=list)
+
+
+def cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
+    """The mean cross-entropy of logits (..., classes) against integer targets (...): one target
+    per sequence (key recall) or one per position (a language model)."""
+    return nn.functional.cross_entropy(logits.flatten(0, -2), targets.flatten())
 
 
 class Optimizer:
-    """What the book's two optimizers, :class:`SGD` and :class:`Adam`, share: the parameters,
-    the learning rate ``lr`` (it may change between steps: the warm-up changes it), and
-    ``zero_grad``.
+    """What the book's :class:`SGD` and :class:`Adam` share: the parameters, the learning rate
+    ``lr`` (a warm-up changes it between steps) and ``zero_grad``.
 
-    They are written out, a few lines each, rather than taken from ``torch.optim``: its first
-    use imports ``torch._dynamo`` (1.6 s in every process), and its general loop over
-    parameters costs more than the update itself for models this small.
+    They are written out, a few lines each, rather than taken from ``torch.optim``, whose first
+    use imports the compiler (``torch._dynamo``, 1.6 s in every process); each equals its
+    ``torch.optim`` twin bit for bit (tests/test_training.py). ``lr`` may also be a (seeds,)
+    tensor: one learning rate per seed of parameters stacked along a leading seed dimension, each
+    slice stepped as a float ``lr`` of its own would step it.
     """
 
-    def __init__(self, parameters: Iterable[torch.Tensor], lr: float):
-        self.parameters, self.lr = list(parameters), lr
-        if not self.parameters or not all(isinstance(p, torch.Tensor) for p in self.parameters):
+    def __init__(self, parameters: Iterable[Tensor], lr: float | Tensor):
+        self.parameters = list(parameters)
+        if not self.parameters or not all(isinstance(p, Tensor) for p in self.parameters):
             raise ValueError("parameters must be a non-empty iterable of tensors")
-        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (
-                math.isfinite(lr) and lr > 0):
-            raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+        if not isinstance(lr, Tensor):
+            check.finite(lr=lr)
+            if lr <= 0:
+                raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+        self.lr = lr
 
     def zero_grad(self) -> None:
         for p in self.parameters:
             p.grad = None
 
+    def scaled(self, value: float | Tensor, p: Tensor) -> float | Tensor:
+        """``value`` (a float, or one number per seed) shaped to multiply a stacked ``p``."""
+        if isinstance(value, Tensor):
+            return value.to(p.dtype).view(-1, *[1] * (p.dim() - 1))
+        return value
+
 
 class SGD(Optimizer):
-    """Plain stochastic gradient descent, p <- p - lr * grad (Chapter 2), computed as
-    ``torch.optim.SGD`` computes it with its defaults, so the two agree bit for bit (tested)."""
+    """Plain stochastic gradient descent, p <- p - lr * grad (Chapter 2), as ``torch.optim.SGD``
+    computes it with its defaults."""
 
     @torch.no_grad()
     def step(self) -> None:
         for p in self.parameters:
             if p.grad is not None:
-                p.add_(p.grad, alpha=-self.lr)
+                if isinstance(self.lr, Tensor):
+                    p.sub_(p.grad * self.scaled(self.lr, p))
+                else:
+                    p.add_(p.grad, alpha=-self.lr)
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba 2015) with PyTorch's defaults, betas (0.9, 0.999) and eps 1e-8: every
-    step computes what ``torch.optim.Adam`` computes on a CPU, operation for operation, so the
-    two agree bit for bit (tested).
+    """Adam (Kingma & Ba 2015), computed operation for operation as ``torch.optim.Adam`` with
+    its defaults computes it on a CPU.
 
     m <- beta1 m + (1 - beta1) g and v <- beta2 v + (1 - beta2) g^2 are running means of the
     gradient and of its square, and the step is lr * m_hat / (sqrt(v_hat) + eps), where
     m_hat = m / (1 - beta1^t) and v_hat = v / (1 - beta2^t) undo their bias towards the zeros
-    they start from. Each parameter's step is about lr in size whatever its gradient's scale.
-
-    ``lr`` may also be a (seeds,) tensor, one learning rate per seed of parameters stacked
-    along a leading seed dimension (:func:`train_seeds` with one warm-up per seed): each
-    seed's slice then takes the step a float ``lr`` of its own gives, bit for bit (tested).
+    they start from: each parameter's step is about lr whatever its gradient's scale. ``betas``
+    and ``eps`` are checked where ``torch.optim.Adam`` checks them (each beta in [0, 1),
+    eps >= 0).
     """
 
-    def __init__(self, parameters: Iterable[torch.Tensor], lr: float,
+    def __init__(self, parameters: Iterable[Tensor], lr: float | Tensor,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
         super().__init__(parameters, lr)
+        if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
+            raise TypeError(f"betas must be a pair (beta1, beta2), got {check.describe(betas)}")
+        check.finite(**{"betas[0]": betas[0], "betas[1]": betas[1]}, eps=eps)
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"betas[{i}] must be in [0, 1), got {beta}")
+        if eps < 0:
+            raise ValueError(f"eps must be at least 0, got {eps}")
         (self.beta1, self.beta2), self.eps = betas, eps
         self.means = [torch.zeros_like(p) for p in self.parameters]
         self.squares = [torch.zeros_like(p) for p in self.parameters]
@@ -96,87 +131,61 @@ class Adam(Optimizer):
             m.lerp_(p.grad, 1 - self.beta1)
             v.mul_(self.beta2).addcmul_(p.grad, p.grad, value=1 - self.beta2)
             denominator = (v.sqrt() / (1 - self.beta2**t) ** 0.5).add_(self.eps)
-            if isinstance(self.lr, torch.Tensor):  # per seed: addcdiv_'s (value * m) / denom
-                value = (-self.lr / (1 - self.beta1**t)).to(p.dtype)
-                p.add_(m.mul(value.view(-1, *[1] * (p.dim() - 1))).div_(denominator))
+            if isinstance(self.lr, Tensor):  # addcdiv_'s (value * m) / denominator, per seed
+                p.add_(m.mul(self.scaled(-self.lr / (1 - self.beta1**t), p)).div_(denominator))
             else:
                 p.addcdiv_(m, denominator, value=-self.lr / (1 - self.beta1**t))
 
 
-def warmup_factor(step: int, warmup_steps: int) -> float:
-    """Linear learning-rate warm-up: (step + 1) / warmup_steps for the first steps, then 1."""
-    return 1.0 if warmup_steps <= 0 else min(1.0, (step + 1) / warmup_steps)
-
-
-@torch.no_grad()
-def accuracy(model: nn.Module, batches: list[Batch]) -> float:
-    """Fraction of correct argmax predictions over the given batches."""
-    model.eval()
-    correct = total = 0
-    for tokens, targets in batches:
-        correct += (model(tokens).argmax(-1) == targets).sum().item()
-        total += targets.numel()
-    model.train()
-    return correct / total
+def set_learning_rate(optimizer, lr: float | Tensor) -> None:
+    """Give ``optimizer`` the learning rate ``lr`` for its next step: the book's optimizers read
+    ``optimizer.lr``, ``torch.optim``'s read each parameter group's ``"lr"``. A per-seed
+    (tensor) rate needs the book's optimizers."""
+    if isinstance(optimizer, Optimizer):
+        optimizer.lr = lr
+    elif hasattr(optimizer, "param_groups"):
+        if isinstance(lr, Tensor):
+            raise ValueError("one learning rate per seed needs the book's Adam or SGD "
+                             f"(longdep.train), not {type(optimizer).__name__}")
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+    else:
+        raise TypeError(f"optimizer must build a longdep.train.Optimizer or a torch.optim "
+                        f"optimizer (it needs an lr or param_groups), got "
+                        f"{type(optimizer).__name__}")
 
 
 def train(
     model: nn.Module,
     make_batch: Callable[[torch.Generator], Batch],
     steps: int,
+    *,
+    optimizer: Callable[..., object] = Adam,
     lr: float = 1e-3,
     clip_norm: float | None = None,
     warmup_steps: int = 0,
     seed: int = 0,
     eval_batches: int = 4,
-    optimizer_class: type[Optimizer] = Adam,
-    clip: Callable[..., torch.Tensor] = nn.utils.clip_grad_norm_,
+    loss: Callable[[Tensor, Tensor], Tensor] = cross_entropy,
+    observe: Callable[[dict[str, Tensor]], object] | None = None,
 ) -> TrainingResult:
-    """Train ``model`` with Adam and cross-entropy on fresh batches from ``make_batch(generator)``.
+    """Train ``model`` in place for ``steps`` steps on fresh batches ``make_batch(generator)``.
 
-    clip_norm: if given, rescale the gradient to this norm when it is larger (Pascanu et al. 2013),
-    with ``clip(parameters, max_norm)``, which returns the norm before clipping.
-    warmup_steps: linear learning-rate warm-up length. Accuracy is measured at the end on
-    ``eval_batches`` held-out batches drawn from a generator the training never sees.
-    optimizer_class: :class:`Adam` by default; Chapter 2 trains with plain :class:`SGD`.
+    optimizer: a class or function ``optimizer(parameters, lr=...)``: :class:`Adam` (the
+    default), :class:`SGD`, or a ``torch.optim`` optimizer. lr: the learning rate, warmed up
+    linearly over the first ``warmup_steps`` steps (:func:`warmup_factor`). clip_norm: if given,
+    every gradient is clipped to this norm by :func:`clip_gradient_norm_`. The batches come from
+    a generator seeded with ``seed``; at the end the accuracy (argmax of the logits against the
+    targets) is measured on ``eval_batches`` held-out batches from a generator the training never
+    sees (0: none, and the accuracy is NaN). loss: (logits, targets) -> a scalar,
+    :func:`cross_entropy` by default. observe: called with the parameters ({name: tensor})
+    before every step; what it returns is kept in ``observed`` (Chapter 2 follows a descent so).
+    This is :func:`train_seeds` with one model.
     """
-    check_training_arguments(steps, lr, clip_norm, warmup_steps, eval_batches)
-    train_generator = torch.Generator().manual_seed(seed)
-    held_out_generator = torch.Generator().manual_seed(seed + 1_000_003)
-    optimizer = optimizer_class(model.parameters(), lr=lr)
-    result = TrainingResult()
-    model.train()
-    for step in range(steps):
-        optimizer.lr = lr * warmup_factor(step, warmup_steps)
-        tokens, targets = make_batch(train_generator)
-        loss = nn.functional.cross_entropy(model(tokens), targets)
-        optimizer.zero_grad()
-        loss.backward()
-        grad_norm = clip(model.parameters(), math.inf if clip_norm is None else clip_norm)
-        optimizer.step()
-        result.losses.append(loss.item())
-        result.grad_norms.append(grad_norm.item())
-    result.accuracy = accuracy(model, [make_batch(held_out_generator) for _ in range(eval_batches)])
-    return result
-
-
-def check_training_arguments(steps: int, lr: float, clip_norm: float | None,
-                             warmup_steps: int, eval_batches: int) -> None:
-    """Raise a ``ValueError`` naming the first bad argument of :func:`train`.
-
-    ``lr`` and ``clip_norm`` must be finite and positive: a NaN passes ``lr <= 0`` (every
-    comparison with NaN is false) and an infinite learning rate turns the loss into NaN.
-    """
-    if steps < 1:
-        raise ValueError(f"steps must be at least 1, got {steps}")
-    if not (math.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr must be positive and finite, got {lr}")
-    if clip_norm is not None and not (math.isfinite(clip_norm) and clip_norm > 0):
-        raise ValueError(f"clip_norm must be positive and finite, got {clip_norm}")
-    if warmup_steps < 0:
-        raise ValueError(f"warmup_steps must be non-negative, got {warmup_steps}")
-    if eval_batches < 1:
-        raise ValueError(f"eval_batches must be at least 1, got {eval_batches}")
+    return train_seeds([model], make_batch, steps, [seed], optimizer=optimizer, lr=lr,
+                       clip_norm=clip_norm, warmup_steps=warmup_steps,
+                       eval_batches=eval_batches, loss=loss, observe=observe,
+                       vectorized=False)[0]
 
 
 def train_seeds(
@@ -184,159 +193,259 @@ def train_seeds(
     make_batch: Callable[[torch.Generator], Batch],
     steps: int,
     seeds: Sequence[int],
-    lr: float = 1e-3,
-    clip_norm: float | None = None,
+    *,
+    optimizer: Callable[..., object] = Adam,
+    lr: float | Sequence[float] = 1e-3,
+    clip_norm: float | None | Sequence[float | None] = None,
     warmup_steps: int | Sequence[int] = 0,
     eval_batches: int = 4,
+    loss: Callable[[Tensor, Tensor], Tensor] = cross_entropy,
+    observe: Callable[[dict[str, Tensor]], object] | None = None,
     vectorized: bool = True,
 ) -> list[TrainingResult]:
-    """Train ``models[i]`` with seed ``seeds[i]``, all at once (Chapters 3 and 5).
+    """Train ``models[i]`` with seed ``seeds[i]``, all at once, in place (Chapters 2, 3, 5, 6).
 
-    The result equals ``[train(m, make_batch, steps, lr, clip_norm, warmup_steps, s,
-    eval_batches) for m, s in zip(models, seeds)]`` to round-off: every model draws its own
-    batches from its own generators, as :func:`train` does with its seed; its gradient is
-    clipped by its own norm, over all of its parameters, as ``torch.nn.utils.clip_grad_norm_``
-    does; and one Adam on the stacked parameters is one Adam per model, since Adam acts
-    elementwise. The models must share one architecture (the same parameter names and shapes)
-    and must not draw random numbers in ``forward`` (no dropout). Unlike :func:`train`, they are
-    not modified: the trained weights are not returned.
+    Each model is trained as :func:`train` trains it, with its own batches (drawn from a
+    generator seeded with its seed: models with one seed see the same data), its own gradient
+    norm and clipping, and its own Adam or SGD, since both act elementwise. ``lr``, ``clip_norm``
+    and ``warmup_steps`` take one value for every model or one per model, so that settings that
+    differ only in these train in one computation (Chapter 2's clipping, Chapter 5's warm-up).
+    The models must share one architecture (the same parameter names and shapes).
 
     The parameters are stacked along a leading seed dimension. With ``vectorized`` the forward
     and backward passes run once, under ``torch.func.vmap``, so their per-operation overhead is
-    paid once for all seeds. A model whose operations have no batching rule (``torch.nn.LSTM``,
-    a compiled loop) needs ``vectorized=False``: its forward pass then runs once per seed on
-    that seed's slice of the stacked parameters, and only the rest (the backward call, clipping,
-    Adam, the warm-up) is shared. Which is faster depends on the model: Chapter 3 measures it.
-
-    ``warmup_steps`` may also give one warm-up length per model, so that runs that differ only
-    in their schedule share one computation (Chapter 5 trains Post-LN with and without
-    warm-up so); a seed may then appear more than once in ``seeds``.
+    paid once for all seeds; the models must then draw no random numbers in ``forward`` (no
+    dropout) and use only operations vmap can batch (not ``torch.nn.RNN``, ``LSTM`` or ``GRU``,
+    whose fused loops have no batching rule). With ``vectorized=False`` the forward pass runs
+    once per seed on its slice of the stacked parameters, and the rest (backward, clipping, the
+    optimizer, the warm-up) is shared. At the end every model holds its trained weights.
+    ``observe`` is called with each seed's parameters before every step (see :func:`train`).
     """
-    if len(models) != len(seeds) or not seeds:
-        raise ValueError(f"need one seed per model and at least one model, got {len(models)} "
-                         f"models and {len(seeds)} seeds")
-    warmups = ([warmup_steps] * len(seeds) if isinstance(warmup_steps, int)
-               else list(warmup_steps))
-    if len(warmups) != len(seeds):
-        raise ValueError(f"warmup_steps must be an int or one int per model ({len(seeds)}), "
-                         f"got {warmup_steps!r}")
-    for warmup in warmups:
-        check_training_arguments(steps, lr, clip_norm, warmup, eval_batches)
+    runs = check_training(models, make_batch, steps, seeds, optimizer, eval_batches, loss,
+                          observe, vectorized)
+    rates = torch.tensor(per_model("lr", lr, runs), dtype=torch.float64)
+    thresholds = torch.tensor([math.inf if c is None else float(c)
+                               for c in per_model("clip_norm", clip_norm, runs)])
+    warmups = per_model("warmup_steps", warmup_steps, runs)
     params, buffers = stack_module_state(list(models))  # each (seeds, ...), leaves
     base = copy.deepcopy(models[0]).to("meta")  # the architecture, without weights
 
-    def logits(p, b, tokens):
-        return functional_call(base, (p, b), (tokens,))
+    def step_loss(p, b, inputs, targets):
+        return loss(functional_call(base, (p, b), (inputs,)), targets)
 
-    def loss(p, b, tokens, targets):
-        return nn.functional.cross_entropy(logits(p, b, tokens), targets)
+    def predictions(p, b, inputs):
+        return functional_call(base, (p, b), (inputs,)).argmax(-1)
 
-    def per_seed(function):  # the loop that vmap replaces
-        def looped(p, b, *inputs):
-            return torch.stack([function({k: v[i] for k, v in p.items()},
-                                         {k: v[i] for k, v in b.items()},
-                                         *(x[i] for x in inputs)) for i in range(len(seeds))])
-        return looped
-
-    batch_over_seeds = vmap if vectorized else per_seed
-    losses_of = batch_over_seeds(loss)
-    train_generators = [torch.Generator().manual_seed(seed) for seed in seeds]
-    optimizer = Adam(params.values(), lr=lr)
+    over_seeds = vmap if vectorized else one_seed_after_another
+    distinct = list(dict.fromkeys(seeds))  # one batch per distinct seed, shared
+    train_generators = [seeded_generator(s) for s in distinct]
+    opt = optimizer(list(params.values()), lr=float(rates[0]))
     results = [TrainingResult() for _ in seeds]
     base.train()
     for step in range(steps):
-        rates = [lr * warmup_factor(step, warmup) for warmup in warmups]
-        optimizer.lr = (rates[0] if len(set(rates)) == 1
-                        else torch.tensor(rates, dtype=torch.float64))  # one per seed
-        tokens, targets = stacked_batches(make_batch, train_generators)
-        losses = losses_of(params, buffers, tokens, targets)  # (seeds,)
-        optimizer.zero_grad()
+        if observe is not None:
+            for i, result in enumerate(results):
+                result.observed.append(observe({k: v[i].detach() for k, v in params.items()}))
+        scheduled = rates * torch.tensor([warmup_factor(step, w) for w in warmups],
+                                         dtype=torch.float64)
+        set_learning_rate(opt, float(scheduled[0]) if bool((scheduled == scheduled[0]).all())
+                          else scheduled)
+        inputs, targets = draw(make_batch, train_generators, distinct, seeds)
+        losses = over_seeds(step_loss)(params, buffers, inputs, targets)  # (seeds,)
+        opt.zero_grad()
         losses.sum().backward()  # seed i's loss depends on seed i's parameters only
-        grad_norms = clip_per_seed_(list(params.values()), clip_norm)
-        optimizer.step()
-        for result, step_loss, norm in zip(results, losses.tolist(), grad_norms.tolist()):
-            result.losses.append(step_loss)
+        norms = clip_per_seed_(list(params.values()),
+                               None if bool(torch.isinf(thresholds).all()) else thresholds)
+        opt.step()
+        for result, value, norm in zip(results, losses.tolist(), norms.tolist()):
+            result.losses.append(value)
             result.grad_norms.append(norm)
     base.eval()
-    held_out = [torch.Generator().manual_seed(seed + 1_000_003) for seed in seeds]
-    correct = torch.zeros(len(seeds), dtype=torch.int64)
-    total = 0
-    with torch.no_grad():
-        for _ in range(eval_batches):
-            tokens, targets = stacked_batches(make_batch, held_out)
-            predictions = batch_over_seeds(logits)(params, buffers, tokens).argmax(-1)
-            correct += (predictions == targets).flatten(1).sum(1)
-            total += targets[0].numel()
-    for result, count in zip(results, correct.tolist()):
-        result.accuracy = count / total
+    if eval_batches:
+        held_out = [seeded_generator(s + HELD_OUT) for s in distinct]
+        correct, total = torch.zeros(len(seeds)), 0
+        with torch.no_grad():
+            for _ in range(eval_batches):
+                inputs, targets = draw(make_batch, held_out, distinct, seeds)
+                hits = over_seeds(predictions)(params, buffers, inputs) == targets
+                correct += hits.flatten(1).sum(1)
+                total += targets[0].numel()
+        for result, count in zip(results, correct.tolist()):
+            result.accuracy = count / total
+    write_back(models, params, buffers)
     return results
 
 
-def stacked_batches(make_batch: Callable[[torch.Generator], Batch],
-                    generators: Sequence[torch.Generator]) -> Batch:
-    """One batch per generator, stacked: tokens (seeds, batch, ...), targets (seeds, batch)."""
-    batches = [make_batch(generator) for generator in generators]
-    return (torch.stack([tokens for tokens, _ in batches]),
-            torch.stack([targets for _, targets in batches]))
+def per_model(name: str, value, runs: int) -> list:
+    """``value`` for each of ``runs`` models: one value for all, or a list or tuple of one per
+    model (checked by :func:`check_training`'s rules for ``name``)."""
+    values = list(value) if isinstance(value, (list, tuple)) else [value] * runs
+    if len(values) != runs:
+        raise ValueError(f"{name} must be one value or one per model ({runs}), got "
+                         f"{len(values)} values")
+    for i, v in enumerate(values):
+        label = name if not isinstance(value, (list, tuple)) else f"{name}[{i}]"
+        if name == "warmup_steps":
+            check.int_range(0, None, **{label: v})
+        elif v is not None or name == "lr":
+            check.finite(**{label: v})
+            if v <= 0:
+                raise ValueError(f"{label} must be positive, got {v}")
+    return values
+
+
+def check_training(models, make_batch, steps, seeds, optimizer, eval_batches, loss, observe,
+                   vectorized) -> int:
+    """Raise a clear error for a bad argument of :func:`train_seeds`; return the model count."""
+    if not isinstance(models, (list, tuple)) or not models:
+        raise TypeError(f"models must be a non-empty list of torch.nn.Module, got "
+                        f"{check.describe(models)}")
+    for i, model in enumerate(models):
+        check.instance(model, f"models[{i}]", nn.Module)
+    if not isinstance(seeds, (list, tuple)) or len(seeds) != len(models):
+        raise ValueError(f"seeds must be a list of one seed per model ({len(models)}), got "
+                         f"{check.describe(seeds)}")
+    check.int_range(0, None, **{f"seeds[{i}]": s for i, s in enumerate(seeds)})
+    check.positive(steps=steps)
+    check.int_range(0, None, eval_batches=eval_batches)
+    check.callables(make_batch=make_batch, optimizer=optimizer, loss=loss)
+    if observe is not None:
+        check.callables(observe=observe)
+    shapes = [{n: p.shape for n, p in m.named_parameters()} for m in models]
+    for i, shape in enumerate(shapes):
+        if shape != shapes[0]:
+            raise ValueError(f"models must share one architecture: models[{i}] has other "
+                             f"parameters than models[0] ({sorted(set(shape) ^ set(shapes[0]))} "
+                             "or other shapes)")
+    if vectorized:
+        for module in models[0].modules():
+            if isinstance(module, (nn.RNNBase,)):
+                raise TypeError(f"vectorized=True cannot batch a torch.nn.{type(module).__name__}"
+                                " (its fused loop has no vmap rule): pass vectorized=False")
+            if isinstance(module, nn.Dropout) and module.p > 0 or (
+                    isinstance(getattr(module, "dropout", 0), float) and module.dropout > 0):
+                raise ValueError("vectorized=True needs models without dropout (vmap draws one "
+                                 "mask for every seed): pass vectorized=False or dropout=0")
+    return len(models)
+
+
+def one_seed_after_another(function: Callable) -> Callable:
+    """What vmap does, as a loop: ``function`` on each seed's slice of stacked parameters,
+    buffers and inputs, the results stacked (for models that vmap cannot batch)."""
+    def looped(params, buffers, *inputs):
+        return torch.stack([function({k: v[i] for k, v in params.items()},
+                                     {k: v[i] for k, v in buffers.items()},
+                                     *(x[i] for x in inputs))
+                            for i in range(len(next(iter(params.values()))))])
+    return looped
+
+
+def draw(make_batch: Callable[[torch.Generator], Batch], generators: Sequence[torch.Generator],
+         distinct: Sequence[int], seeds: Sequence[int]) -> Batch:
+    """One batch from each generator (one per distinct seed), stacked in the order of ``seeds``:
+    inputs (seeds, batch, ...), targets (seeds, batch, ...)."""
+    drawn = dict(zip(distinct, (make_batch(g) for g in generators)))
+    for s, batch in drawn.items():
+        if not (isinstance(batch, (tuple, list)) and len(batch) == 2
+                and all(isinstance(x, Tensor) for x in batch)):
+            raise TypeError(f"make_batch must return a pair (inputs, targets) of tensors, got "
+                            f"{check.describe(batch)} for seed {s}")
+    return (torch.stack([drawn[s][0] for s in seeds]),
+            torch.stack([drawn[s][1] for s in seeds]))
+
+
+def write_back(models: Sequence[nn.Module], params: dict, buffers: dict) -> None:
+    """Copy each seed's slice of the stacked parameters and buffers into its model."""
+    with torch.no_grad():
+        for i, model in enumerate(models):
+            for name, tensor in model.named_parameters():
+                tensor.copy_(params[name][i])
+            for name, tensor in model.named_buffers():
+                if name in buffers:
+                    tensor.copy_(buffers[name][i])
 
 
 @torch.no_grad()
-def clip_per_seed_(stacked: list[torch.Tensor], clip_norm: float | None) -> torch.Tensor:
-    """Clip the gradients of stacked parameters (seeds, ...) per seed, in place, as
-    ``torch.nn.utils.clip_grad_norm_`` clips one model's; returns the (seeds,) norms before."""
-    grads = [p.grad for p in stacked if p.grad is not None]
-    norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads]).norm(dim=0)  # (seeds,)
-    if clip_norm is not None:
-        factors = (clip_norm / (norms + 1e-6)).clamp(max=1.0)
-        for g in grads:
-            g.mul_(factors.view(-1, *[1] * (g.dim() - 1)))
-    return norms
+def accuracy(model: nn.Module, batches: Sequence[Batch]) -> float:
+    """The fraction of correct argmax predictions of ``model`` over ``batches``."""
+    model.eval()
+    correct = total = 0
+    for inputs, targets in batches:
+        correct += (model(inputs).argmax(-1) == targets).sum().item()
+        total += targets.numel()
+    model.train()
+    return correct / total
 
 
-def scaled_norm(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
-    """The 2-norm of all entries of ``tensors`` together, without overflow.
+def warmup_factor(step: int, warmup_steps: int) -> float:
+    """Linear learning-rate warm-up: (step + 1) / warmup_steps for the first steps, then 1."""
+    return 1.0 if warmup_steps <= 0 else min(1.0, (step + 1) / warmup_steps)
 
-    The plain formula squares the entries: a finite float32 gradient [1e30, 1e30] has the
-    finite norm 1.4e30, but its squares are inf. When the plain norm overflows although every
-    entry is finite, it is recomputed as m * ||tensors / m|| with m the largest |entry|, which
-    is inf only when the norm itself is not representable. (Otherwise the plain norm is kept,
-    bit for bit. :func:`longdep.measure.gradients.norm_without_overflow` scales one tensor the
-    same way; ``measure`` and ``train`` may not import each other.)
+
+def norms_without_overflow(grads: Sequence[Tensor]) -> Tensor:
+    """The 2-norm over the entries of every tensor of ``grads`` together, per seed: for tensors
+    (seeds, ...), a (seeds,) tensor; for tensors of one model, give each a leading axis of 1.
+
+    The plain formula squares the entries: a finite float32 gradient [1e30, 1e30] has the finite
+    norm 1.4e30, but its squares are inf. Where the plain norm overflows although every entry is
+    finite, it is recomputed as m * ||g / m|| with m the largest |entry| of that seed. (One
+    tensor's norm is scaled the same way by longdep.measure.gradients.norm_without_overflow;
+    measure and train may not import each other.)
     """
     def plain(parts):
-        return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(t)
-                                                     for t in parts]))
+        return torch.stack([g.flatten(1).norm(dim=1) for g in parts]).norm(dim=0)
 
-    norm = plain(tensors)
-    if torch.isfinite(norm):
-        return norm
-    largest = torch.stack([t.abs().max() for t in tensors]).max()
-    if largest == 0 or not torch.isfinite(largest):
-        return norm  # an inf or NaN entry: no scaling helps
-    return largest * plain([t / largest for t in tensors])
+    norms = plain(grads)
+    if torch.isfinite(norms).all():
+        return norms
+    largest = torch.stack([g.flatten(1).abs().amax(dim=1) for g in grads]).amax(dim=0)
+    rescale = ~torch.isfinite(norms) & torch.isfinite(largest) & (largest > 0)
+    scale = torch.where(rescale, largest, torch.ones_like(largest))
+    shaped = [scale.view(-1, *[1] * (g.dim() - 1)) for g in grads]
+    return torch.where(rescale, scale * plain([g / s for g, s in zip(grads, shaped)]), norms)
 
 
 @torch.no_grad()
-def clip_gradient_norm_(parameters: Iterable[torch.Tensor], threshold: float) -> torch.Tensor:
-    """Algorithm 1 of Pascanu et al. 2013, in place (Chapter 2, "Gradient clipping").
-
-    g is the gradient of all ``parameters`` together (their ``.grad``); if ||g|| >= threshold,
-    every gradient is multiplied by threshold / ||g||, so the step keeps its direction and has norm
-    ``threshold``. Returns ||g|| before clipping; ``threshold=math.inf`` only measures it. Unlike
-    ``torch.nn.utils.clip_grad_norm_`` no 1e-6 is added to the norm, the norm is computed without
-    overflow (:func:`scaled_norm`: a huge but finite gradient, the exploding case clipping is
-    for, is rescaled), and a non-finite norm (an inf or NaN entry) raises a
-    ``FloatingPointError``: there is no direction left to rescale.
-    """
-    if not threshold > 0:
-        raise ValueError(f"threshold must be positive, got {threshold}")
-    grads = [p.grad for p in parameters if p.grad is not None]
+def clip_(grads: Sequence[Tensor], thresholds: Tensor | None) -> Tensor:
+    """Algorithm 1 of Pascanu et al. (2013) on gradients stacked along a leading seed dimension,
+    in place: where the norm of seed i's gradient, over all of ``grads`` together, is at least
+    ``thresholds[i]``, it is multiplied by thresholds[i] / norm, so it keeps its direction. A
+    gradient with an inf or NaN entry has no direction to keep: it is set to zero (plain SGD then
+    skips the step). ``thresholds`` (seeds,) may hold inf (no clipping); None only measures.
+    Returns the (seeds,) norms before clipping, inf where they are not finite."""
     if not grads:
         raise ValueError("no parameter has a gradient: call backward() before clipping")
-    norm = scaled_norm(grads)
-    if not torch.isfinite(norm):
-        raise FloatingPointError(f"the gradient norm is {norm.item()}: nothing to rescale")
-    if norm >= threshold:
+    norms = norms_without_overflow(grads)
+    finite = torch.isfinite(norms)
+    factors = finite.to(norms.dtype)  # 1 to keep a gradient, 0 to skip a non-finite one
+    if thresholds is not None:
+        thresholds = thresholds.to(norms)
+        factors = torch.where(finite & (norms >= thresholds), thresholds / norms, factors)
+    if not bool((factors == 1).all()):
         for g in grads:
-            g.mul_(threshold / norm)
-    return norm
+            g.mul_(factors.view(-1, *[1] * (g.dim() - 1))).nan_to_num_(0.0, 0.0, 0.0)
+    return torch.where(finite, norms, torch.full_like(norms, math.inf))
+
+
+def clip_per_seed_(stacked: Sequence[Tensor], thresholds: Tensor | None) -> Tensor:
+    """:func:`clip_` on the gradients of parameters stacked along a seed dimension (seeds, ...):
+    each seed is clipped by its own norm, as :func:`clip_gradient_norm_` clips one model."""
+    return clip_([p.grad for p in stacked if p.grad is not None], thresholds)
+
+
+def clip_gradient_norm_(parameters: Iterable[Tensor], threshold: float) -> Tensor:
+    """Algorithm 1 of Pascanu et al. (2013) for one model, in place (Chapter 2, "Gradient
+    clipping"): g is the gradient of all ``parameters`` together; if ||g|| >= threshold, every
+    gradient is multiplied by threshold / ||g||, so the step keeps its direction and has norm
+    ``threshold``. Returns ||g|| before clipping; ``threshold=math.inf`` only measures it.
+
+    Unlike ``torch.nn.utils.clip_grad_norm_``, no 1e-6 is added to the norm, the norm does not
+    overflow for a huge but finite gradient (the exploding case clipping is for), and a gradient
+    with an inf or NaN entry is set to zero, its norm returned as inf (see :func:`clip_`).
+    """
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        raise TypeError(f"threshold must be a number, got {check.describe(threshold)}")
+    if not threshold > 0:
+        raise ValueError(f"threshold must be positive, got {threshold}")
+    grads = [p.grad.unsqueeze(0) for p in parameters if p.grad is not None]  # views: one seed
+    return clip_(grads, torch.tensor([float(threshold)], dtype=torch.float64))[0]

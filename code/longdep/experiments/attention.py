@@ -25,13 +25,27 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
+from longdep.experiments.registry import TABLE_1_KIND
 from longdep.measure.cost import matmul_flops
 from longdep.measure.gradients import softmax_jacobian_norm
-from longdep.measure.reach import first_dependent_layer, sweep_outputs
+from longdep.measure.reach import (
+    first_dependent_layer,
+    masked_path_length,
+    sweep_outputs,
+)
 from longdep.models import _checks as check
-from longdep.experiments.registry import TABLE_1, TABLE_1_KIND, TABLE_1_LAYERS
-from longdep.models.attention import sinusoidal_table
+from longdep.models.attention import scaled_dot_product_attention, sinusoidal_table
+from longdep.models.linear import performer_attention, random_projection
+from longdep.models.sparse import bigbird_mask
 from longdep.models.transformer import EncoderLayer
+from longdep.seeds import manual_seed, seeded_generator
+
+TABLE_1_LAYERS = ("self-attention", "recurrent", "convolution", "dilated convolution",
+                  "windowed attention")
+"""The layer types of Vaswani et al.'s (2017) Table 1, in the order Chapter 4 prints them."""
+
+TABLE_1 = {label: TABLE_1_KIND[label].table_1 for label in TABLE_1_LAYERS}
+"""Their rows (:class:`longdep.experiments.registry.Table1Row`), in that order."""
 
 
 class ScoreVariance(NamedTuple):
@@ -153,7 +167,7 @@ def check_layer_kind(kind: str, kernel_size: int, window: int) -> None:
 def make_layer(kind: str, features: int, index: int = 0, kernel_size: int = 3,
                window: int = 8) -> nn.Module:
     """Layer number ``index`` (from 0) of a stack of ``kind``, a layer type of
-    :data:`longdep.experiments.registry.TABLE_1_LAYERS`; dilations double per layer."""
+    :data:`TABLE_1_LAYERS`; dilations double per layer."""
     check_layer_kind(kind, kernel_size, window)
     check.positive(features=features)
     if isinstance(index, bool) or not isinstance(index, int) or index < 0:
@@ -249,7 +263,7 @@ def encoder_layers(depth: int, d_model: int, num_heads: int, d_ff: int, norm_fir
     """
     check.positive(depth=depth)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        manual_seed(seed)
         layers = nn.ModuleList(EncoderLayer(d_model, num_heads, d_ff, norm_first=norm_first)
                                for _ in range(depth))
         if glorot:
@@ -280,3 +294,39 @@ def shifted_score_error(score: Score, d_model: int, shift: int, pairs: int = 256
     i = torch.randint(0, max_position, (pairs,), generator=generator)
     j = (torch.rand(pairs, dtype=torch.float64, generator=generator) * (i + 1)).long()
     return (score(a, b, i, j) - score(a, b, i + shift, j + shift)).abs().max().item()
+
+
+def performer_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, feature_counts: list[int],
+                     draws: int, orthogonal: bool = True, seed: int = 0) -> torch.Tensor:
+    """Relative error |Performer - softmax| / |softmax| of the outputs, non-causal.
+
+    For every m in ``feature_counts`` and each of ``draws`` random projections; returns a
+    (len(feature_counts), draws) tensor. q, k, v as in :func:`linear_attention`.
+    """
+    check.positive(draws=draws)
+    check.ints("feature_counts", feature_counts)
+    exact, _ = scaled_dot_product_attention(q, k, v)
+    generator = seeded_generator(seed)
+    errors = torch.empty(len(feature_counts), draws, dtype=torch.float64)
+    for row, count in enumerate(feature_counts):
+        for draw in range(draws):
+            projection = random_projection(count, q.size(-1), orthogonal, generator, q.dtype)
+            approximate = performer_attention(q, k, v, projection)
+            errors[row, draw] = (approximate - exact).norm() / exact.norm()
+    return errors
+
+
+def random_mask_path_lengths(length: int, window: int, global_positions: list[int],
+                             num_random: int, draws: int,
+                             generator: torch.Generator | None = None) -> list[int]:
+    """:func:`masked_path_length` of ``draws`` independent causal :func:`bigbird_mask` s
+    (Chapter 6, "Sparse attention").
+
+    With random links the path length is itself random (one lucky link from the last query to
+    the first key makes it 1), so the chapter reports a summary over several masks, each drawn
+    from ``generator`` in turn.
+    """
+    check.positive(draws=draws)
+    return [masked_path_length(bigbird_mask(length, window, global_positions, num_random,
+                                            generator))
+            for _ in range(draws)]

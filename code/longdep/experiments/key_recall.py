@@ -14,12 +14,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from longdep.experiments.workers import in_worker_processes
+from longdep.models import _checks as check
 from longdep.models.bag import BagOfTokens
 from longdep.models.gru import GRU
 from longdep.models.heads import LastStepClassifier
 from longdep.models.lstm import LSTM
-from longdep.experiments.workers import in_worker_processes
 from longdep.models.transformer import EncoderStack
+from longdep.seeds import manual_seed
 from longdep.tasks import key_recall_batch
 from longdep.train import Batch, TrainingResult, train, train_seeds
 
@@ -60,31 +62,9 @@ class KeyRecallBudget:
 KEY_RECALL_BUDGET = KeyRecallBudget()
 
 
-def check_budget(budget) -> None:
-    """Raise a ``TypeError`` unless ``budget`` is a :class:`KeyRecallBudget`."""
-    if not isinstance(budget, KeyRecallBudget):
-        raise TypeError(f"budget must be a KeyRecallBudget, got {type(budget).__name__}")
-
-
-def check_count(**values) -> None:
-    """Raise unless every named value is an int of at least 1 (not a bool)."""
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}")
-
-
-def check_maker(make_core) -> None:
-    """Raise a ``TypeError`` unless ``make_core`` is callable (it builds a fresh core)."""
-    if not callable(make_core):
-        raise TypeError(f"make_core must be callable (it returns a fresh core), "
-                        f"got {type(make_core).__name__}")
-
-
 def tanh_rnn(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.RNN:
     """The plain tanh RNN of the key-recall table (Chapter 3), PyTorch's initialisation."""
-    check_budget(budget)
+    check.instance(budget, "budget", KeyRecallBudget)
     return nn.RNN(budget.embedding_dim, budget.model_dim, batch_first=True)
 
 
@@ -100,7 +80,7 @@ def identity_relu_rnn(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.RNN:
     """The IRNN (Le, Jaitly & Hinton 2015; Chapter 3): a relu RNN with W_hh = I and both
     biases 0, so that with no input the state is carried unchanged; W_ih keeps PyTorch's
     initialisation."""
-    check_budget(budget)
+    check.instance(budget, "budget", KeyRecallBudget)
     rnn = nn.RNN(budget.embedding_dim, budget.model_dim, nonlinearity="relu", batch_first=True)
     with torch.no_grad():
         rnn.weight_hh_l0.copy_(torch.eye(budget.model_dim))
@@ -113,20 +93,20 @@ def lstm_with_forget_bias(forget_bias: float,
                           budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.LSTM:
     """:class:`longdep.models.lstm.LSTM`'s initialisation with ``forget_bias``, as a
     ``torch.nn.LSTM`` (Chapter 3; the compiled loop trains faster)."""
-    check_budget(budget)
+    check.instance(budget, "budget", KeyRecallBudget)
     return LSTM(budget.embedding_dim, budget.model_dim, forget_bias=forget_bias).to_torch()
 
 
 def gru(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.GRU:
     """:class:`longdep.models.gru.GRU` as a ``torch.nn.GRU`` (Chapter 3)."""
-    check_budget(budget)
+    check.instance(budget, "budget", KeyRecallBudget)
     return GRU(budget.embedding_dim, budget.model_dim).to_torch()
 
 
 def bag_of_tokens(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> BagOfTokens:
     """The order-blind control of every key-recall table (Chapter 3); it computes only the last
     step's output, all that the classifier reads."""
-    check_budget(budget)
+    check.instance(budget, "budget", KeyRecallBudget)
     return BagOfTokens(budget.embedding_dim, budget.model_dim, last_only=True)
 
 
@@ -134,12 +114,12 @@ def key_recall_classifier(core: nn.Module, core_dim: int, seed: int,
                           budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> LastStepClassifier:
     """The embedding, ``core`` and the classifier head that key recall trains, the embedding
     and the head initialised after seeding torch with ``seed``."""
-    check_budget(budget)
+    check.instance(budget, "budget", KeyRecallBudget)
     if not isinstance(core, nn.Module):
         raise TypeError(f"core must be a torch.nn.Module, got {type(core).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    torch.manual_seed(seed)
+    manual_seed(seed)
     return LastStepClassifier(budget.vocab_size, budget.embedding_dim, core, core_dim,
                               budget.num_keys)
 
@@ -147,8 +127,8 @@ def key_recall_classifier(core: nn.Module, core_dim: int, seed: int,
 def key_recall_batches(distance: int, budget: KeyRecallBudget = KEY_RECALL_BUDGET
                        ) -> Callable[[torch.Generator], Batch]:
     """The batch function of key recall at ``distance`` under ``budget``."""
-    check_budget(budget)
-    check_count(distance=distance)
+    check.instance(budget, "budget", KeyRecallBudget)
+    check.positive(distance=distance)
     def make_batch(generator: torch.Generator) -> Batch:
         return key_recall_batch(budget.batch_size, distance, budget.num_keys, budget.vocab_size,
                                 generator=generator)
@@ -170,7 +150,7 @@ def train_key_recall(
     starting with that); the embedding and the classifier head around it are created here, after
     seeding torch with ``seed``. The training and held-out batches also depend only on ``seed``.
     """
-    check_count(core_dim=core_dim, distance=distance)
+    check.positive(core_dim=core_dim, distance=distance)
     model = key_recall_classifier(core, core_dim, seed, budget)
     return train(model, key_recall_batches(distance, budget), budget.steps, lr=budget.lr,
                  clip_norm=budget.clip_norm, warmup_steps=warmup_steps, seed=seed,
@@ -196,12 +176,12 @@ def train_key_recall_seeds(
     ``warmup_steps`` may give one warm-up length per seed, as :func:`longdep.train.train_seeds`
     allows; a seed may then be repeated.
     """
-    check_maker(make_core)
-    check_budget(budget)
-    check_count(core_dim=core_dim, distance=distance)
+    check.callables(make_core=make_core)
+    check.instance(budget, "budget", KeyRecallBudget)
+    check.positive(core_dim=core_dim, distance=distance)
     models = []
     for seed in seeds:
-        torch.manual_seed(seed)
+        manual_seed(seed)
         models.append(key_recall_classifier(make_core(), core_dim, seed, budget))
     settings = dict(lr=budget.lr, clip_norm=budget.clip_norm, warmup_steps=warmup_steps,
                     eval_batches=budget.eval_batches)
@@ -228,9 +208,9 @@ def key_recall_accuracies(
     per distance, such as :func:`content_only_accuracy` plus a margin. Returns a
     (len(budget.seeds), len(budget.distances)) tensor of accuracies.
     """
-    check_maker(make_core)
-    check_budget(budget)
-    check_count(core_dim=core_dim)
+    check.callables(make_core=make_core)
+    check.instance(budget, "budget", KeyRecallBudget)
+    check.positive(core_dim=core_dim)
     if stop_below is not None:
         limits = (list(stop_below) if isinstance(stop_below, (list, tuple))
                   else [stop_below] * len(budget.distances))
@@ -258,13 +238,13 @@ def key_recall_rows(makers: dict[str, Callable[[], nn.Module]], core_dim: int,
     bit, sooner; each ``make_core`` must be a function of a module). The longest distances go
     first, so that no core waits for one long run at the end (Chapter 5). Returns
     {name: (len(budget.seeds), len(budget.distances)) tensor}."""
-    check_budget(budget)
-    check_count(core_dim=core_dim)
+    check.instance(budget, "budget", KeyRecallBudget)
+    check.positive(core_dim=core_dim)
     if not isinstance(makers, dict) or not makers:
         raise TypeError(f"makers must be a non-empty dict of name -> make_core, got "
                         f"{type(makers).__name__}")
     for make_core in makers.values():
-        check_maker(make_core)
+        check.callables(make_core=make_core)
     columns = in_worker_processes({
         (name, distance): (key_recall_accuracies,
                            (make_core, core_dim, replace(budget, distances=(distance,))))
@@ -348,7 +328,7 @@ def format_accuracy_table(accuracies: dict[str, torch.Tensor],
     :func:`key_recall_accuracies`. With ``bound`` (one number per distance, such as
     :func:`content_only_accuracy`), the words are taken relative to it (see
     :func:`accuracy_word`) and a last row prints it with two decimals."""
-    check_budget(budget)
+    check.instance(budget, "budget", KeyRecallBudget)
     if not isinstance(accuracies, dict) or not accuracies:
         raise TypeError(f"accuracies must be a non-empty dict of name -> (seeds, distances) "
                         f"tensor, got {type(accuracies).__name__}")
@@ -383,8 +363,8 @@ def key_recall_transformer(budget: KeyRecallBudget = KEY_RECALL_BUDGET, num_laye
     (``last_only``: the last layer's one query), which is the same number at a fraction of the
     cost.
     """
-    check_budget(budget)
-    check_count(num_layers=num_layers, num_heads=num_heads)
+    check.instance(budget, "budget", KeyRecallBudget)
+    check.positive(num_layers=num_layers, num_heads=num_heads)
     return EncoderStack(budget.model_dim, num_heads, num_layers, 2 * budget.model_dim,
                         max_len=max(budget.distances) + 1, norm_first=norm_first,
                         input_size=budget.embedding_dim, last_only=True)

@@ -11,31 +11,15 @@ import torch
 
 from longdep.measure.cost import seconds_per_call
 from longdep.measure.gradients import cell_state_jacobian
+from longdep.models import _checks as check
 from longdep.models.lstm import LSTM
-
-
-def check_lstm(lstm) -> None:
-    """Raise a ``TypeError`` unless ``lstm`` is a :class:`longdep.models.lstm.LSTM`."""
-    if not isinstance(lstm, LSTM):
-        raise TypeError(f"lstm must be a longdep.models.lstm.LSTM, got {type(lstm).__name__}")
-
-
-def check_batch_sequence(x, lstm: LSTM) -> None:
-    """Raise unless x is a floating (batch, time, lstm.input_size) tensor of lstm's dtype."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a tensor (batch, time, input), got {type(x).__name__}")
-    if x.dim() != 3 or x.size(-1) != lstm.input_size or 0 in x.shape:
-        raise ValueError(f"x must have shape (batch, time, {lstm.input_size}), "
-                         f"got {tuple(x.shape)}")
-    if x.dtype != lstm.weight_ih.dtype:
-        raise TypeError(f"x must have the LSTM's dtype {lstm.weight_ih.dtype}, got {x.dtype}")
 
 
 def with_forget_bias(lstm: LSTM, forget_bias: float) -> LSTM:
     """A copy of ``lstm`` with the forget gate's bias set to ``forget_bias`` (in ``bias_ih``;
     ``bias_hh``'s forget slice 0) and every other weight the same: one weight draw, several
     biases (Chapter 3, "Measuring the gradient over distance")."""
-    check_lstm(lstm)
+    check.instance(lstm, "lstm", LSTM)
     if isinstance(forget_bias, bool) or not isinstance(forget_bias, (int, float)):
         raise TypeError(f"forget_bias must be a number, got {type(forget_bias).__name__}")
     model, n = copy.deepcopy(lstm), lstm.hidden_size
@@ -52,10 +36,10 @@ def cell_path_only(lstm: LSTM):
     LSTM's; the gradient reaches x_k only through the gates of step k, then along the cell,
     dC_t/dC_{t-1} = diag(f_t), then out through h_T. Returns a function of x (batch, time,
     input) -> h (batch, time, hidden)."""
-    check_lstm(lstm)
+    check.instance(lstm, "lstm", LSTM)
 
     def forward(x: torch.Tensor) -> torch.Tensor:
-        check_batch_sequence(x, lstm)
+        check.sequence(x, lstm.input_size, like=lstm.weight_ih)
         h = c = x.new_zeros(x.size(0), lstm.hidden_size)
         outputs = []
         for input_part in lstm.input_parts(x).unbind(1):  # (batch, 4 hidden)
@@ -75,8 +59,8 @@ def two_step_cell_jacobians(lstm: LSTM, x: torch.Tensor, c: torch.Tensor, o: tor
     :func:`longdep.measure.gradients.cell_state_jacobian`, each taken with the previous output
     gate held fixed, and autograd's exact Jacobian, in which C_{t-1} also reaches o_t through
     h_{t-1}. Returns (product, exact), each (batch, hidden, hidden)."""
-    check_lstm(lstm)
-    check_batch_sequence(x, lstm)
+    check.instance(lstm, "lstm", LSTM)
+    check.sequence(x, lstm.input_size, like=lstm.weight_ih)
     if x.size(1) != 2:
         raise ValueError(f"x must hold exactly 2 steps, got {x.size(1)}")
     for name, value in (("c", c), ("o", o)):
@@ -113,7 +97,7 @@ def sequential_cost(
       matrix products and gate functions with nothing to wait for. (Its result is not the LSTM's:
       every position starts from h = c = 0; it shows what parallelism over time would buy.)
     """
-    check_lstm(lstm)
+    check.instance(lstm, "lstm", LSTM)
     if isinstance(positions, bool) or not isinstance(positions, int) or positions < 1:
         raise ValueError(f"positions must be an int of at least 1, got {positions!r}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -16,25 +17,12 @@ from longdep.experiments.key_recall import (
     key_recall_transformer,
     train_key_recall_seeds,
 )
-from longdep.experiments.workers import in_worker_processes
+from longdep.experiments.workers import over_cores
+from longdep.models import _checks as check
 from longdep.models.attention import sinusoidal_table
 from longdep.models.transformer import NextTokenModel, next_token_model
-from longdep.train import Adam, TrainingResult
-
-
-def check_positive_int(**values) -> None:
-    """Raise a ValueError naming the first value that is not an int of at least 1."""
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int of at least 1, got {value!r}")
-
-
-def check_depths(depths) -> None:
-    """Raise a ValueError unless ``depths`` is a non-empty sequence of ints of at least 1."""
-    if isinstance(depths, (str, bytes)) or not isinstance(depths, Sequence) or not depths:
-        raise ValueError(f"depths must be a non-empty sequence of ints, got {depths!r}")
-    for depth in depths:
-        check_positive_int(depths=depth)
+from longdep.seeds import manual_seed, seeded_generator
+from longdep.train import TrainingResult, train
 
 
 def token_position_norm_ratio(embedding: nn.Embedding, scale: float, max_len: int) -> float:
@@ -48,7 +36,7 @@ def token_position_norm_ratio(embedding: nn.Embedding, scale: float, max_len: in
         raise TypeError(f"embedding must be an nn.Embedding, got {type(embedding).__name__}")
     if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be a positive finite number, got {scale!r}")
-    check_positive_int(max_len=max_len)
+    check.positive(max_len=max_len)
     table = sinusoidal_table(max_len, embedding.embedding_dim)
     tokens = scale * embedding.weight.detach().double()
     return (tokens.norm(dim=-1).mean() / table.norm(dim=-1).mean()).item()
@@ -88,18 +76,18 @@ def ffn_gradient_norms_at_init(depths: Sequence[int], norm_first: bool,
     uniform, Xiong et al.'s setting, instead of PyTorch's smaller default for ``nn.Linear``.
     Returns {depth: (depth,) tensor of mean gradient norms, layer 1 first}.
     """
-    check_depths(depths)
-    check_positive_int(vocab_size=vocab_size, d_model=d_model, num_heads=num_heads, d_ff=d_ff,
+    check.ints("depths", depths)
+    check.positive(vocab_size=vocab_size, d_model=d_model, num_heads=num_heads, d_ff=d_ff,
                        batch_size=batch_size, length=length)
     if not seeds:
         raise ValueError("seeds must name at least one seed, got none")
-    generator = torch.Generator().manual_seed(0)
+    generator = seeded_generator(0)
     tokens, targets = torch.randint(0, vocab_size, (2, batch_size, length), generator=generator)
     profiles = {}
     for depth in depths:
         norms = []
         for seed in seeds:
-            torch.manual_seed(seed)
+            manual_seed(seed)
             model = next_token_model(vocab_size, d_model, num_heads, depth, d_ff, length,
                                      dropout=0.0, norm_first=norm_first, causal=True)
             if glorot:
@@ -123,48 +111,61 @@ def ffn_gradient_profiles(depths: Sequence[int], seeds: Sequence[int] = (0, 1, 2
     initialisation, order) computed on its own in worker processes, one per core, the deepest
     first (the same numbers, bit for bit, sooner). Returns {initialisation: (Post-LN profiles,
     Pre-LN profiles)}, each {depth: (depth,) numpy array, layer 1 first}."""
-    check_depths(depths)
-    runs = in_worker_processes({
-        (name, norm_first, depth): (partial(ffn_gradient_norms_at_init, d_model=d_model,
-                                            glorot=glorot), ((depth,), norm_first, tuple(seeds)))
-        for depth in sorted(depths, reverse=True)
-        for name, glorot in INITIALISATIONS.items() for norm_first in (False, True)})
-    return {name: tuple({depth: runs[name, norm_first, depth][depth].numpy()
+    check.ints("depths", depths)
+    points = [(depth, norm_first, tuple(seeds), d_model, glorot) for depth in depths
+              for glorot in INITIALISATIONS.values() for norm_first in (False, True)]
+    runs = over_cores(ffn_profile, points, cost=lambda point: point[0])
+    return {name: tuple({depth: runs[depth, norm_first, tuple(seeds), d_model, glorot]
                          for depth in depths} for norm_first in (False, True))
-            for name in INITIALISATIONS}
+            for name, glorot in INITIALISATIONS.items()}
+
+
+def ffn_profile(depth: int, norm_first: bool, seeds: tuple[int, ...], d_model: int,
+                glorot: bool) -> np.ndarray:
+    """:func:`ffn_gradient_norms_at_init` at one depth, as an array (one run of the cores)."""
+    return ffn_gradient_norms_at_init((depth,), norm_first, seeds, d_model=d_model,
+                                      glorot=glorot)[depth].numpy()
 
 
 def article_noise_fit(model: nn.Module, vocab_size: int, steps: int = 10, batch_size: int = 8,
-                    length: int = 16, lr: float = 1e-3, seed: int = 0,
-                    mask: torch.Tensor | None = None) -> TrainingResult:
+                      length: int = 16, lr: float = 1e-3, seed: int = 0,
+                      mask: torch.Tensor | None = None) -> TrainingResult:
     """The article's "gradient stability" demo, reconstructed (Chapter 5, "A stability demo
     that measures nothing"): each step draws random tokens (batch_size, length) and a fresh
-    N(0, 1) target of the output's shape, and takes one Adam step on the mean squared error.
+    N(0, 1) target of the output's shape, and takes one Adam step
+    on the mean squared error, by :func:`longdep.train.train`.
 
     The target is independent of the input, so the best the model can do is output zeros and
     the loss tends to 1 whatever the architecture: the losses and gradient norms it records say
     nothing about long-range dependency. ``mask`` is passed to ``model(tokens, mask)``.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-    check_positive_int(vocab_size=vocab_size, steps=steps, batch_size=batch_size,
-                       length=length)
-    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = Adam(model.parameters(), lr=lr)
-    result = TrainingResult()
-    for _ in range(steps):
+    check.instance(model, "model", nn.Module)
+    check.positive(vocab_size=vocab_size, steps=steps, batch_size=batch_size, length=length)
+    check.finite(lr=lr)
+    probe = WithMask(model, mask)
+    training = model.training
+    with torch.no_grad():  # the output's shape, from one pass in eval mode (no dropout draws)
+        shape = probe.eval()(torch.zeros(batch_size, length, dtype=torch.int64)).shape
+    probe.train(training)
+
+    def make_batch(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         tokens = torch.randint(0, vocab_size, (batch_size, length), generator=generator)
-        output = model(tokens, mask)
-        target = torch.randn(output.shape, generator=generator)
-        loss = nn.functional.mse_loss(output, target)
-        optimizer.zero_grad()
-        loss.backward()
-        result.grad_norms.append(nn.utils.clip_grad_norm_(model.parameters(), float("inf")).item())
-        optimizer.step()
-        result.losses.append(loss.item())
-    return result
+        return tokens, torch.randn(shape, generator=generator)
+
+    return train(probe, make_batch, steps, lr=lr, seed=seed, eval_batches=0,
+                 loss=nn.functional.mse_loss)
+
+
+class WithMask(nn.Module):
+    """``model(tokens, mask)`` as a model of the tokens alone, as :func:`longdep.train.train`
+    calls it."""
+
+    def __init__(self, model: nn.Module, mask: torch.Tensor | None):
+        super().__init__()
+        self.model, self.mask = model, mask
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.model(tokens, self.mask)
 
 
 DEPTH_SWEEP_RUNS = {"Post-LN": (False, False), "Post-LN + warm-up": (False, True),
@@ -187,10 +188,10 @@ def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
     and the batches, so both Post-LN runs of a seed and depth start from the same weights.
     Returns {label: (len(depths), len(seeds)) tensor of held-out accuracies}.
     """
-    check_depths(depths)
-    check_positive_int(steps=steps, batch_size=batch_size, distance=distance,
+    check.ints("depths", depths)
+    check.positive(steps=steps, batch_size=batch_size, distance=distance,
                        num_heads=num_heads)
-    check_positive_int(warmup_steps=warmup_steps + 1)
+    check.positive(warmup_steps=warmup_steps + 1)
     if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
         raise ValueError(f"lr must be a positive finite number, got {lr!r}")
     if not seeds:
@@ -203,11 +204,10 @@ def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
     groups = [tuple(group) for group in by_order.values()]
     # every (group, depth) trains on its own, so they run side by side, one per core, the
     # deepest first so that no core waits for one long run at the end
-    runs = in_worker_processes({
-        (group, depth): (depth_sweep_run, (group, depth, budget, distance, num_heads,
-                                           tuple(seeds), warmup_steps))
-        for depth in sorted(depths, reverse=True) for group in groups})
-    grids = {label: [runs[group, depth][label] for depth in depths]
+    point = (budget, distance, num_heads, tuple(seeds), warmup_steps)
+    runs = over_cores(depth_sweep_run, [(group, depth, *point) for depth in depths
+                                        for group in groups], cost=lambda point: point[1])
+    grids = {label: [runs[(group, depth, *point)][label] for depth in depths]
              for group in groups for label in group}
     return {label: torch.tensor(grids[label], dtype=torch.float64) for label in labels}
 
@@ -247,7 +247,7 @@ def depth_sweep_run(labels: tuple[str, ...], depth: int, budget: KeyRecallBudget
 def fitted_exponent(depths: Sequence[int], values: Sequence[float]) -> float:
     """The slope p of the least-squares line log(values) = p log(depths) + c (Chapter 5,
     "Post-LN and Pre-LN at initialisation"): values ~ depth^p."""
-    check_depths(depths)
+    check.ints("depths", depths)
     if len(depths) < 2 or len(values) != len(depths):
         raise ValueError(f"need at least two depths and one value per depth, got "
                          f"{len(depths)} depths and {len(values)} values")

@@ -6,9 +6,9 @@ the chapters need of it: its display name, how to build it for a :class:`ModelSh
 :func:`longdep.models.mixers.mixer_stack` puts in a Transformer layer (a key of
 :data:`longdep.models.mixers.MIXERS`), and its row of Vaswani et al.'s (2017) Table 1 when it
 has one (:class:`Table1Row`: the layer Chapter 4 stacks, the path length the paper states and
-the receptive-field formula). Every list of models a page or a driver uses is derived from it:
-:data:`TABLE_1_LAYERS` and :data:`TABLE_1_PATH_LENGTH` (Chapter 4), :data:`BOOK_MODELS`,
-:data:`KEY_RECALL_MODELS`, :data:`MQAR_MODELS` and :data:`MIXER_OF` (Chapter 6).
+the receptive-field formula). A driver that compares models names them in a tuple of its own,
+beside the code that uses it (``SUMMARY_MODELS`` in summary.py, ``MQAR_MODELS`` in mqar.py,
+``TABLE_1_LAYERS`` in attention.py).
 """
 
 import math
@@ -54,15 +54,14 @@ class Table1Row:
     """A row of Vaswani et al.'s (2017) Table 1, as Chapter 4 measures it ("Table 1,
     measured"): ``label`` the paper's name of the layer type, ``column`` a short heading for a
     printed table (at the chapter's k = 3 and r = 8), ``path_length`` the paper's maximum path
-    length (n the sequence length, k the kernel size, r the window), ``position`` the row's
-    place in the chapter's table, ``layer`` the layer Chapter 4 stacks, and ``layers_needed``
+    length (n the sequence length, k the kernel size, r the window), ``layer`` the layer
+    Chapter 4 stacks, and ``layers_needed``
     the receptive-field formula: (steps, k, r) -> the fewest layers after which output
     ``steps - 1`` depends on input 0."""
 
     label: str
     column: str
     path_length: str
-    position: int
     layer: LayerMaker
     layers_needed: Callable[[int, int, int], int]
 
@@ -85,9 +84,7 @@ class ModelKind:
     a recurrence evaluated step by step (a path length counts one layer per step, Chapter 4).
     ``twin(shape)`` is a faster equal model to train, when there is one: PyTorch's twin
     (Chapter 3), or for the bag of tokens the one that computes only the last step, all that
-    key recall's classifier reads. ``table_1`` is its row of Table 1. The flags say which
-    comparisons of Chapter 6 it takes part in: the summary table and the gradient profiles
-    (``in_book``), key recall, multi-query associative recall.
+    key recall's classifier reads. ``table_1`` is its row of Table 1.
     """
 
     name: str
@@ -96,16 +93,12 @@ class ModelKind:
     recurrent: bool = False
     twin: Callable[[ModelShape], nn.Module] | None = None
     table_1: Table1Row | None = None
-    in_book: bool = False
-    key_recall: bool = False
-    mqar: bool = False
 
     def __post_init__(self):
         if self.mixer is not None and self.make is not None:
             raise ValueError(f"{self.name}: give a mixer key or a maker, not both")
-        if self.mixer is None and self.make is None and (self.in_book or self.key_recall
-                                                         or self.mqar):
-            raise ValueError(f"{self.name}: a compared model needs a mixer key or a maker")
+        if self.mixer is None and self.make is None and self.table_1 is None:
+            raise ValueError(f"{self.name}: a kind needs a mixer key, a maker or a Table 1 row")
         if self.mixer is not None and self.mixer not in MIXERS:
             raise ValueError(f"{self.name}: mixer must be one of {MIXERS}, got {self.mixer!r}")
 
@@ -158,63 +151,40 @@ KINDS = (
     ModelKind("tanh RNN", make=lambda shape, size: ElmanRNN(size, shape.width),
               recurrent=True,
               twin=lambda shape: nn.RNN(shape.input_size, shape.width, batch_first=True),
-              table_1=Table1Row("recurrent", "recurrent", "O(n)", 1,
+              table_1=Table1Row("recurrent", "recurrent", "O(n)",
                                 lambda features, index, k, r: ElmanRNN(features, features),
-                                lambda steps, k, r: steps),
-              in_book=True, key_recall=True),
+                                lambda steps, k, r: steps)),
     ModelKind("LSTM",
               make=lambda shape, size: LSTM(size, shape.width, forget_bias=shape.forget_bias),
               recurrent=True,
               twin=lambda shape: LSTM(shape.input_size, shape.width,
-                                      forget_bias=shape.forget_bias).to_torch(),
-              in_book=True, key_recall=True),
+                                      forget_bias=shape.forget_bias).to_torch()),
     ModelKind("Transformer (softmax attention)", mixer="softmax",
-              table_1=Table1Row("self-attention", "attention", "O(1)", 0,
-                                causal_attention_layer(window=False), lambda steps, k, r: 1),
-              in_book=True, key_recall=True, mqar=True),
+              table_1=Table1Row("self-attention", "attention", "O(1)",
+                                causal_attention_layer(window=False), lambda steps, k, r: 1)),
     ModelKind("sliding-window attention", mixer="window",
-              table_1=Table1Row("windowed attention", "window r=8", "O(n/r)", 4,
+              table_1=Table1Row("windowed attention", "window r=8", "O(n/r)",
                                 causal_attention_layer(window=True),
-                                lambda steps, k, r: math.ceil((steps - 1) / (r - 1))),
-              in_book=True, key_recall=True),
-    ModelKind("linear attention", mixer="linear", in_book=True, key_recall=True, mqar=True),
-    ModelKind("selective SSM", mixer="ssm", in_book=True, key_recall=True, mqar=True),
+                                lambda steps, k, r: math.ceil((steps - 1) / (r - 1)))),
+    ModelKind("linear attention", mixer="linear"),
+    ModelKind("selective SSM", mixer="ssm"),
     ModelKind("convolution",
-              table_1=Table1Row("convolution", "conv k=3", "O(n/k)", 2,
+              table_1=Table1Row("convolution", "conv k=3", "O(n/k)",
                                 convolution_layer(dilated=False),
                                 lambda steps, k, r: math.ceil((steps - 1) / (k - 1)))),
     ModelKind("dilated convolution",
-              table_1=Table1Row("dilated convolution", "dilated", "O(log_k n)", 3,
+              table_1=Table1Row("dilated convolution", "dilated", "O(log_k n)",
                                 convolution_layer(dilated=True), dilated_layers_needed)),
     ModelKind(ORDER_BLIND,
               make=lambda shape, size: BagOfTokens(size, shape.width),
-              twin=lambda shape: BagOfTokens(shape.input_size, shape.width, last_only=True),
-              key_recall=True),
+              twin=lambda shape: BagOfTokens(shape.input_size, shape.width, last_only=True)),
 )
 """Every kind of model of the book, once."""
 
 KIND = {kind.name: kind for kind in KINDS}
 
-TABLE_1_KIND = {kind.table_1.label: kind for kind in
-                sorted((k for k in KINDS if k.table_1), key=lambda k: k.table_1.position)}
-"""Table 1's layer types (its rows' labels) -> their kinds, in the order Chapter 4 prints them."""
-
-TABLE_1 = {label: kind.table_1 for label, kind in TABLE_1_KIND.items()}
-
-TABLE_1_LAYERS = tuple(TABLE_1)
-TABLE_1_PATH_LENGTH = {label: row.path_length for label, row in TABLE_1.items()}
-
-BOOK_MODELS = tuple(kind.name for kind in KINDS if kind.in_book)
-"""The six models of Chapter 6's summary table."""
-
-KEY_RECALL_MODELS = tuple(kind.name for kind in KINDS if kind.key_recall)
-"""The book's models and the order-blind control, as Chapter 6's key recall compares them."""
-
-MQAR_MODELS = tuple(kind.name for kind in KINDS if kind.mqar)
-"""The models of :data:`BOOK_MODELS` that Chapter 6 compares on MQAR."""
-
-MIXER_OF = {kind.name: kind.mixer for kind in KINDS if kind.mixer is not None}
-"""Display name -> key of :data:`longdep.models.mixers.MIXERS`."""
+TABLE_1_KIND = {kind.table_1.label: kind for kind in KINDS if kind.table_1 is not None}
+"""Table 1's layer types (its rows' labels) -> their kinds."""
 
 
 def model_kind(name: str, among: tuple[str, ...] = tuple(KIND)) -> ModelKind:

@@ -15,6 +15,7 @@ import torch
 
 from longdep.models import _checks as check
 from longdep.models.rnn import ElmanRNN
+from longdep.seeds import manual_seed
 
 #: the large-n limits of rho(W_hh) and sigma_max(W_hh) for entries U(-1/sqrt(n), 1/sqrt(n))
 DEFAULT_INIT_LIMITS = {"spectral_radius": 1 / math.sqrt(3), "sigma_max": 2 / math.sqrt(3)}
@@ -45,7 +46,7 @@ def default_recurrent_spectrum(
         radii, norms = [], []
         for seed in range(seeds):
             with torch.random.fork_rng():
-                torch.manual_seed(seed)
+                manual_seed(seed)
                 weight_hh = ElmanRNN(1, n).weight_hh.detach()  # (n, n), float32
             radii.append(torch.linalg.eigvals(weight_hh).abs().max().item())
             norms.append(torch.linalg.svdvals(weight_hh)[0].item())

@@ -11,12 +11,7 @@ from numpy.polynomial.hermite_e import hermegauss
 
 from longdep.models import _checks as check
 from longdep.models.rnn import ACTIVATIONS, ElmanRNN
-
-
-def _check_generator(generator) -> None:
-    """Raise a ``TypeError`` unless ``generator`` is None or a ``torch.Generator``."""
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be None or a torch.Generator, got {check.describe(generator)}")
+from longdep.seeds import seeded_generator
 
 
 def _check_non_negative(**values: float) -> None:
@@ -48,7 +43,7 @@ def orthogonal_matrix(size: int, generator: torch.Generator | None = None) -> to
     factor of a Gaussian matrix with the signs of R's diagonal moved into Q. Every singular value
     and every eigenvalue modulus of s * Q equals s (Chapter 2, "Regimes")."""
     check.positive(size=size)
-    _check_generator(generator)
+    check.generator(generator)
     q, r = torch.linalg.qr(torch.randn(size, size, dtype=torch.float64, generator=generator))
     return q * torch.sign(torch.diagonal(r))
 
@@ -73,7 +68,7 @@ def rnn_with_recurrent_matrix(
     _check_non_negative(input_scale=input_scale)
     check.positive(steps=steps, batch=batch, input_size=input_size)
     check.int_range(0, None, seed=seed)
-    generator = torch.Generator().manual_seed(seed)
+    generator = seeded_generator(seed)
     hidden = weight_hh.size(0)
     rnn = ElmanRNN(input_size, hidden, nonlinearity).double()
     with torch.no_grad():
@@ -159,7 +154,7 @@ def measured_rates(scales, sigma_x: float = 1.0, activation: str = "tanh", hidde
     _check_non_negative(**{f"scales[{i}]": float(s) for i, s in enumerate(scales)})
     check.positive(hidden=hidden, draws=draws)
     check.int_range(0, None, seed=seed)
-    generator = torch.Generator().manual_seed(seed)
+    generator = seeded_generator(seed)
     q = torch.stack([orthogonal_matrix(hidden, generator) for _ in range(draws)])
     s = torch.tensor(scales, dtype=torch.float64)
     w = (s[:, None, None, None] * q).reshape(-1, hidden, hidden)  # (scales * draws, n, n)
@@ -216,7 +211,7 @@ def fitted_rates(weights: torch.Tensor, sigma_x: float = 1.0, activation: str = 
     check.choice(activation=(activation, tuple(_ACTIVATIONS)))
     check.positive(batch=batch)
     _check_fit(fit, burn_in)
-    _check_generator(generator)
+    check.generator(generator)
     hidden = weights.size(1)
     w = weights
     steps = burn_in + fit[1]

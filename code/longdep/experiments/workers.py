@@ -9,7 +9,7 @@ process, bit for bit: only the wall time changes.
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 
 import torch
@@ -63,3 +63,16 @@ def in_worker_processes(calls: dict[Hashable, tuple[Callable, tuple]]) -> dict[H
         futures = {key: pool.submit(function, *arguments)
                    for key, (function, arguments) in calls.items()}
         return {key: future.result() for key, future in futures.items()}
+
+
+def over_cores(function: Callable, points: Iterable[tuple],
+               cost: Callable[[tuple], float] | None = None) -> dict[tuple, object]:
+    """``function(*point)`` for every point of ``points`` (each a tuple of arguments), the calls
+    spread over the cores (:func:`in_worker_processes`): {point: result}, in the order of
+    ``points``. With ``cost``, the calls start in decreasing cost(point), the longest first, so
+    that no core waits for one long run at the end. What a cell of a chapter calls when its
+    runs are independent (Chapters 3, 5, 6)."""
+    points = [tuple(point) for point in points]
+    order = sorted(points, key=cost, reverse=True) if cost is not None else points
+    results = in_worker_processes({point: (function, point) for point in order})
+    return {point: results[point] for point in points}

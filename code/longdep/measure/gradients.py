@@ -25,6 +25,7 @@ from longdep.models import _checks as check
 from longdep.models.lstm import LSTM
 from longdep.models.rnn import ElmanRNN
 from longdep.models.ssm import SelectiveSSM
+from longdep.seeds import seeded_generator
 
 
 def finite_or_inf(norms: torch.Tensor) -> torch.Tensor:
@@ -171,7 +172,7 @@ def distance_profile(model: nn.Module, steps: int, features: int, batch: int = 2
     """
     check.callables(model=model)
     check.positive(steps=steps, features=features, batch=batch)
-    generator = torch.Generator().manual_seed(seed)
+    generator = seeded_generator(seed)
     direction = torch.randn(features, dtype=torch.float64, generator=generator)
     # Drawn from the last position backwards: sequences of any length end with the same inputs.
     x = torch.randn(steps, batch, features, dtype=torch.float64, generator=generator)

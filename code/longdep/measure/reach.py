@@ -22,6 +22,7 @@ from torch.utils._pytree import tree_map
 from longdep.models import _checks as check
 from longdep.models.attention import MultiHeadAttention
 from longdep.models.lstm import LSTM
+from longdep.seeds import manual_seed
 
 
 def first_dependent_layer(outputs: Callable[[torch.Tensor], Iterator[torch.Tensor]],
@@ -38,7 +39,7 @@ def first_dependent_layer(outputs: Callable[[torch.Tensor], Iterator[torch.Tenso
     check.positive(steps=steps, features=features)
     check.int_range(0, None, seed=seed)
     with torch.random.fork_rng(devices=[]), forward_ad.dual_level(), torch.no_grad():
-        torch.manual_seed(seed)
+        manual_seed(seed)
         x = torch.randn(1, steps, features, dtype=torch.float64)
         direction = torch.zeros_like(x)
         direction[:, 0] = torch.randn(features, dtype=torch.float64)

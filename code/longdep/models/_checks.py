@@ -166,6 +166,17 @@ def int_range(low: int, high: int | None, **values: int) -> None:
 
 
 
+def ints(name: str, values, least: int = 1, count: int = 1) -> list[int]:
+    """Raise unless ``values`` is a list or tuple of at least ``count`` ints (not bools), each at
+    least ``least``, such as the lengths or the seeds of a sweep; return them as a list."""
+    if not isinstance(values, (list, tuple, range)):
+        raise TypeError(f"{name} must be a list of ints, got {describe(values)}")
+    if len(values) < count:
+        raise ValueError(f"{name} must hold at least {count} ints, got {len(values)}")
+    int_range(least, None, **{f"{name}[{i}]": value for i, value in enumerate(values)})
+    return list(values)
+
+
 def finite(**values: float) -> None:
     """Raise a clear error unless every named value is a finite real number."""
     for name, value in values.items():
@@ -190,6 +201,12 @@ def window(length: int, window: int) -> None:
         raise ValueError(f"window {window} is larger than the sequence ({length} steps)")
 
 
+def generator(value, name: str = "generator") -> None:
+    """Raise a ``TypeError`` unless ``value`` is None or a ``torch.Generator``."""
+    if value is not None and not isinstance(value, torch.Generator):
+        raise TypeError(f"{name} must be None or a torch.Generator, got {describe(value)}")
+
+
 def callables(**values) -> None:
     """Raise a ``TypeError`` unless every named value is callable (a function or a module)."""
     for name, value in values.items():
@@ -206,7 +223,9 @@ def instance(model, name: str, *needs) -> None:
         if isinstance(need, str) and not hasattr(model, need):
             raise TypeError(f"{name} must have a {need!r} attribute, got {type(model).__name__}")
         if isinstance(need, type) and not isinstance(model, need):
-            raise TypeError(f"{name} must be a {need.__name__}, got {type(model).__name__}")
+            shown = (f"torch.nn.{need.__name__}" if need.__module__.startswith("torch.nn")
+                     else need.__name__)
+            raise TypeError(f"{name} must be a {shown}, got {describe(model)}")
 
 
 def torch_module(module, cls: type, method: str = "from_torch", **needed) -> None:

@@ -39,3 +39,29 @@ class LastStepClassifier(nn.Module):
         outputs = check.first_output(self.core(self.embedding(tokens)))  # (batch, time, core_dim)
         return self.head(outputs[:, -1])
 
+
+class PairRecallClassifier(nn.Module):
+    """The model that multi-query associative recall trains around a causal ``core`` (Chapter 6,
+    "The price of a fixed state: multi-query associative recall").
+
+    A step of :func:`longdep.tasks.mqar_batch` carries (key, value); it enters the core as the
+    sum of a key embedding and a value embedding (the value "asked for" has its own), and every
+    query step, the second half of the sequence, is classified into a value:
+    tokens (batch, time, 2) -> logits (batch * time / 2, num_values), queries in order.
+    """
+
+    def __init__(self, core: nn.Module, width: int, num_keys: int, num_values: int):
+        super().__init__()
+        check.instance(core, "core", nn.Module)
+        check.positive(width=width, num_keys=num_keys, num_values=num_values)
+        self.key_embedding = nn.Embedding(num_keys, width)
+        self.value_embedding = nn.Embedding(num_values + 1, width)  # + "value asked for"
+        self.core = core
+        self.head = nn.Linear(width, num_values)
+
+    def forward(self, tokens: Tensor) -> Tensor:
+        """tokens (batch, time, 2) int64 -> logits (batch * time / 2, num_values)."""
+        x = self.key_embedding(tokens[..., 0]) + self.value_embedding(tokens[..., 1])
+        outputs = check.first_output(self.core(x))  # (batch, time, width)
+        queries = outputs[:, tokens.shape[1] // 2:]  # (batch, time / 2, width)
+        return self.head(queries).flatten(0, 1)  # (batch * time / 2, num_values)

@@ -46,22 +46,24 @@ class ElmanRNN(nn.Module):
         for parameter in self.parameters():
             nn.init.uniform_(parameter, -self.hidden_size**-0.5, self.hidden_size**-0.5)
 
-    def pre_activation(self, x_t: Tensor, h: Tensor) -> Tensor:
-        """a_t, (batch, hidden), for x_t (batch, input) and h = h_{t-1} (batch, hidden)."""
-        check.step(x_t, h, self.input_size, self.hidden_size, self.weight_ih)
-        return x_t @ self.weight_ih.T + self.bias_ih + h @ self.weight_hh.T + self.bias_hh
+    def input_part(self, x: Tensor) -> Tensor:
+        """W_ih x + b_ih + b_hh, (..., hidden), for one step x_t (batch, input) or for every step
+        at once, x (batch, time, input): the share of a_t that does not wait for h_{t-1}."""
+        return x @ self.weight_ih.T + (self.bias_ih + self.bias_hh)
 
     def step(self, x_t: Tensor, h: Tensor) -> Tensor:
         """h_t = phi(a_t), (batch, hidden), for x_t (batch, input) and h_{t-1} (batch, hidden)."""
-        return ACTIVATIONS[self.nonlinearity](self.pre_activation(x_t, h))
+        check.step(x_t, h, self.input_size, self.hidden_size, self.weight_ih)
+        return ACTIVATIONS[self.nonlinearity](torch.addmm(self.input_part(x_t), h,
+                                                          self.weight_hh.T))
 
     def pre_activations(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """a_t and h_t of every step, each (batch, time, hidden), for x (batch, time, input)."""
         check.sequence(x, self.input_size, like=self.weight_ih)
         h = check.state_or_zeros(h0, x, self.hidden_size)  # (batch, hidden)
         pre, states = [], []
-        for x_t in x.unbind(1):  # (batch, input)
-            pre.append(self.pre_activation(x_t, h))  # (batch, hidden)
+        for input_t in self.input_part(x).unbind(1):  # every step's input share at once
+            pre.append(torch.addmm(input_t, h, self.weight_hh.T))  # a_t, (batch, hidden)
             states.append(h := ACTIVATIONS[self.nonlinearity](pre[-1]))
         return torch.stack(pre, dim=1), torch.stack(states, dim=1)
 
