@@ -99,14 +99,15 @@ NBVAL = $(BIN)/python -m pytest $(CHAPTERS) --nbval --nbval-current-env \
 	--nbval-sanitize-with tests/sanitize.cfg
 test: setup $(ACTIONLINT)
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-notebooks test-build
-	$(BIN)/python -m pytest tests/test_browser.py tests/test_pdf.py
+	$(BIN)/python -m pytest tests/test_browser.py tests/test_search.py tests/test_pdf.py
 
 test-notebooks:
 	$(NBVAL)
 	ATEN_CPU_CAPABILITY=default $(NBVAL)
 
 test-build:
-	$(BIN)/python -m pytest tests --ignore=tests/test_browser.py --ignore=tests/test_pdf.py
+	$(BIN)/python -m pytest tests --ignore=tests/test_browser.py --ignore=tests/test_search.py \
+		--ignore=tests/test_pdf.py
 	$(MAKE) --no-print-directory book
 
 # Re-execute the chapters in place, storing their outputs (commit them with the chapter).

@@ -1,8 +1,16 @@
 """Fixtures shared by the tests."""
 
+import functools
+import http.server
+import threading
+from pathlib import Path
+
 import pytest
 import torch
 from chromium import CHROMIUM_FLAGS, browser_required, chromium_path
+
+# The built book: both editions, English at the root and 简体中文 in zh_CN/ (`make book`).
+SITE = Path(__file__).resolve().parents[1] / "_build" / "html"
 
 
 @pytest.fixture
@@ -31,3 +39,24 @@ def browser():
         browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture(scope="session")
+def server():
+    """The built book served over HTTP, as a reader's server would (the browser tests)."""
+    if not (SITE / "index.html").exists():
+        message = f"no built book at {SITE}: run `make book` first"
+        if browser_required():
+            pytest.fail(message)
+        pytest.skip(message)
+    handler = functools.partial(QuietHandler, directory=str(SITE))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass

@@ -11,12 +11,9 @@ Without Chromium the tests skip, saying how to install it; with CI=true or
 LONGDEP_REQUIRE_BROWSER=1 a missing browser is a failure instead.
 """
 
-import functools
-import http.server
 import json
 import os
 import re
-import threading
 from pathlib import Path
 
 import pytest
@@ -43,26 +40,6 @@ def pages() -> list[str]:
 
 def is_redirect(page: Path) -> bool:
     return 'http-equiv="Refresh"' in page.read_text(encoding="utf-8")[:500]
-
-
-@pytest.fixture(scope="session")
-def server():
-    if not (SITE / "index.html").exists():
-        message = f"no built book at {SITE}: run `make book` first"
-        if browser_required():
-            pytest.fail(message)
-        pytest.skip(message)
-    handler = functools.partial(QuietHandler, directory=str(SITE))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 def test_the_book_has_pages():

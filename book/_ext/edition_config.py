@@ -20,8 +20,10 @@ EDITIONS = {
         "title": "Transformer 从 0 到 1",
         "sphinx.config": {
             "language": "zh_CN",
-            # Sphinx splits Chinese words for its search index with jieba (in requirements.txt).
+            # Sphinx splits Chinese words for its search index with jieba (in requirements.txt);
+            # book/_ext/chinese_search.py cuts a reader's query the same way.
             "html_search_language": "zh",
+            "book_search_bar_text": "搜索本书…",
             # sphinx-togglebutton's hints (the solutions' dropdowns) are settings, not messages.
             "togglebutton_hint": "点击显示",
             "togglebutton_hint_hide": "点击隐藏",

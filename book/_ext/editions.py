@@ -117,29 +117,6 @@ class TranslateExecutionTable(SphinxPostTransform):
                     text.parent.replace(text, nodes.Text(replaced))
 
 
-class LatinTerms(set):
-    """A set with the one list method that SearchChinese.split calls on its Latin words."""
-
-    extend = set.update
-
-
-def chinese_search_language():
-    """Sphinx 7.4's Chinese search splitter (jieba), with its Latin words kept in a set.
-
-    ``sphinx.search.zh.SearchChinese`` appends every Latin word it meets to a list and searches
-    that list each time it stems a word: quadratic in the size of the book (12 s of a build while
-    the chapters are still English). A set gives the same words and the same stems.
-    """
-    from sphinx.search.zh import SearchChinese
-
-    class SearchChineseFast(SearchChinese):
-        def init(self, options):
-            super().init(options)
-            self.latin_terms = LatinTerms()
-
-    return SearchChineseFast
-
-
 def add_paths(app, config):
     config.templates_path = [*config.templates_path, str(HERE / "templates")]
     config.html_static_path = [*config.html_static_path, str(HERE / "static")]
@@ -152,5 +129,4 @@ def setup(app):
     app.add_css_file("editions.css")
     app.add_transform(TranslateTocCaptions)
     app.add_post_transform(TranslateExecutionTable)
-    app.add_search_language(chinese_search_language())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
