@@ -32,6 +32,8 @@ SMOKE = {
     "heads": "heads.LastStepClassifier(10, 3, torch.nn.Identity(), 3, 4)"
              "(torch.randint(0, 10, (2, 5)))",
     "decode": "q = torch.randn(2, 1, 4); decode.linear_attention_step(q, q, q)",
+    "ssd": "ssd.ScalarSSM(4, 2, 3)(torch.randn(2, 5, 4))",
+    "forgetting": "forgetting.ForgettingAttention(4, 2)(torch.randn(2, 5, 4))",
 }
 
 
