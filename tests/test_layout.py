@@ -34,6 +34,7 @@ SMOKE = {
     "decode": "q = torch.randn(2, 1, 4); decode.linear_attention_step(q, q, q)",
     "mingru": "mingru.MinGRU(3, 4)(torch.randn(2, 5, 3))",
     "ssd": "ssd.ScalarSSM(4, 2, 3)(torch.randn(2, 5, 4))",
+    "delta": "delta.DeltaNet(4, 2, gated=True)(torch.randn(2, 5, 4))",
     "diagonal": "diagonal.DiagonalLinearRNN(3, 4)(torch.randn(2, 5, 3))",
     "lru": "lru.LRU(3, 4)(torch.randn(2, 5, 3))",
     "forgetting": "forgetting.ForgettingAttention(4, 2)(torch.randn(2, 5, 4))",
