@@ -128,26 +128,26 @@ def test_the_layer_normalises_queries_and_keys_and_gates_in_range():
     assert v.shape == (3, 2, 11, 4) and DeltaNet(8, 2).rule_inputs(torch.ones(1, 2, 8))[4] is None
 
 
-def test_delta_rule_checks_its_arguments():
-    q, k, v, beta, log_alpha, state = rule_inputs((2,), steps=6)
-    cases = [
-        (lambda: delta_rule_recurrent(q, k[..., :2], v, beta), ValueError, r"must share"),
-        (lambda: delta_rule_recurrent(q, k, v[:1], beta), ValueError, r"must share"),
-        (lambda: delta_rule_chunked(q, k, v, beta[..., :3]), ValueError, r"must share"),
-        (lambda: delta_rule_chunked(q, k, v, beta, log_alpha[..., 1:]), ValueError,
-         r"must share"),
-        (lambda: delta_rule_chunked(q, k, v.float(), beta), TypeError, r"v is float32"),
-        (lambda: delta_rule_chunked(q, k, v, beta.long()), TypeError, r"beta must be a floating"),
-        (lambda: delta_rule_chunked(q, k, v, beta, None, state[:1]), ValueError,
-         r"state must have shape \(\.\.\., d_k, d_v\)"),
-        (lambda: delta_rule_chunked(q, k, v, beta, chunk_size=0), ValueError, r"chunk_size"),
-        (lambda: delta_rule_recurrent(q, k, v, beta, write="hebbian"), ValueError,
-         r"write must be one of \['delta', 'additive'\]"),
-        (lambda: DeltaNet(8, 3), ValueError, r"d_model must be a multiple of num_heads"),
-        (lambda: DeltaNet(8, 2, gated=1), TypeError, r"gated must be a bool"),
-        (lambda: DeltaNet(8, 2, form="parallel"), ValueError, r"form must be one of"),
-        (lambda: DeltaNet(8, 2, chunk_size=0), ValueError, r"chunk_size must be at least 1"),
-    ]
-    for call, error, message in cases:
-        with pytest.raises(error, match=message):
-            call()
+q, k, v, beta, log_alpha, state = rule_inputs((2,), steps=6)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: delta_rule_recurrent(q, k[..., :2], v, beta), ValueError, r"must share"),
+    (lambda: delta_rule_recurrent(q, k, v[:1], beta), ValueError, r"must share"),
+    (lambda: delta_rule_chunked(q, k, v, beta[..., :3]), ValueError, r"must share"),
+    (lambda: delta_rule_chunked(q, k, v, beta, log_alpha[..., 1:]), ValueError, r"must share"),
+    (lambda: delta_rule_chunked(q, k, v.float(), beta), TypeError, r"v is float32"),
+    (lambda: delta_rule_chunked(q, k, v, beta.long()), TypeError, r"beta must be a floating"),
+    (lambda: delta_rule_chunked(q, k, v, beta, None, state[:1]), ValueError,
+     r"state must have shape \(\.\.\., d_k, d_v\)"),
+    (lambda: delta_rule_chunked(q, k, v, beta, chunk_size=0), ValueError, r"chunk_size"),
+    (lambda: delta_rule_recurrent(q, k, v, beta, write="hebbian"), ValueError,
+     r"write must be one of \['delta', 'additive'\]"),
+    (lambda: DeltaNet(8, 3), ValueError, r"d_model must be a multiple of num_heads"),
+    (lambda: DeltaNet(8, 2, gated=1), TypeError, r"gated must be a bool"),
+    (lambda: DeltaNet(8, 2, form="parallel"), ValueError, r"form must be one of"),
+    (lambda: DeltaNet(8, 2, chunk_size=0), ValueError, r"chunk_size must be at least 1"),
+])
+def test_delta_rule_checks_its_arguments(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

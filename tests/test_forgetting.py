@@ -14,6 +14,7 @@ from longdep.models.forgetting import (
     biased_attention,
     forget_gate_bias,
 )
+from longdep.train import train_seeds
 from torch import nn
 
 F64 = torch.float64
@@ -93,6 +94,40 @@ def test_a_forget_gate_below_one_shifts_weight_to_recent_keys():
     f = torch.sigmoid(torch.tensor(-1.0, dtype=F64))
     expected = f ** torch.arange(5, -1, -1, dtype=F64)
     torch.testing.assert_close(weights, expected / expected.sum(), rtol=1e-14, atol=0)
+
+
+def test_changing_step_t_changes_no_earlier_output():
+    torch.manual_seed(0)
+    fox = ForgettingAttention(8, 2).double()
+    x = torch.randn(2, 12, 8, dtype=F64)
+    changed = x.clone()
+    changed[:, 7] += 1.0
+    with torch.no_grad():
+        before, after = fox(x)[0], fox(changed)[0]
+    assert torch.equal(before[:, :7], after[:, :7]) and not torch.equal(before[:, 7], after[:, 7])
+
+
+def test_the_books_batched_training_trains_it():
+    """train_seeds runs the seeds under torch.func.vmap; each seed's losses equal its own run's."""
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fox, self.readout = ForgettingAttention(8, 2), nn.Linear(8, 2)
+
+        def forward(self, x):
+            return self.readout(self.fox(x)[0][:, -1])
+
+    def batch(generator):
+        x = torch.randn(8, 10, 8, generator=generator)
+        return x, (x[:, 0, 0] > 0).long()
+
+    models = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        models.append(Classifier())
+    together = train_seeds(models, batch, steps=3, seeds=[0, 1], lr=1e-2)
+    alone = train_seeds(models[1:], batch, steps=3, seeds=[1], lr=1e-2)
+    assert together[1].losses == pytest.approx(alone[0].losses, rel=1e-4)
 
 
 @pytest.mark.parametrize("call, error, message", [

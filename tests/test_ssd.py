@@ -143,25 +143,26 @@ def test_the_layer_adds_the_skip_D_x():
         torch.testing.assert_close(layer(x)[0], y_ssm.flatten(-2) + skip, rtol=0, atol=1e-15)
 
 
-def test_ssd_checks_its_arguments():
-    x, log_a, B, C, state = ssd_inputs(batch=1, steps=5)
-    cases = [
-        (lambda: ssd_recurrent(x[0], log_a, B, C), ValueError, r"x must have shape"),
-        (lambda: ssd_recurrent(x, log_a[..., :2], B, C), ValueError, r"must have shapes"),
-        (lambda: ssd_attention(x, log_a, B, C[..., :2]), ValueError, r"must have shapes"),
-        (lambda: ssd_chunked(x, log_a.float(), B, C), TypeError, r"log_a is float32"),
-        (lambda: ssd_chunked(x, log_a, B.long(), C), TypeError, r"B must be a floating"),
-        (lambda: ssd_chunked(x, log_a, B, C, state[..., :1]), ValueError,
-         r"state must have shape \(batch, heads, N, P\)"),
-        (lambda: ssd_chunked(x, log_a, B, C, chunk_size=0), ValueError, r"chunk_size"),
-        (lambda: segsum([1.0]), TypeError, r"log_a must be a torch.Tensor"),
-        (lambda: ScalarSSM(6, 4), ValueError, r"d_model must be a multiple of num_heads"),
-        (lambda: ScalarSSM(6, 2, form="scan"), ValueError, r"form must be one of"),
-        (lambda: ScalarSSM(6, 2, state_size=0), ValueError, r"state_size must be at least 1"),
-        (lambda: decay_parameters(6, 2, dt_min=0.2, dt_max=0.1), ValueError,
-         r"need 0 < dt_min <= dt_max"),
-        (lambda: decay_parameters(6, 2, dt_min=float("nan")), ValueError, r"dt_min must be fin"),
-    ]
-    for call, error, message in cases:
-        with pytest.raises(error, match=message):
-            call()
+x, log_a, B, C, state = ssd_inputs(batch=1, steps=5)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: ssd_recurrent(x[0], log_a, B, C), ValueError, r"x must have shape"),
+    (lambda: ssd_recurrent(x, log_a[..., :2], B, C), ValueError, r"must have shapes"),
+    (lambda: ssd_attention(x, log_a, B, C[..., :2]), ValueError, r"must have shapes"),
+    (lambda: ssd_chunked(x, log_a.float(), B, C), TypeError, r"log_a is float32"),
+    (lambda: ssd_chunked(x, log_a, B.long(), C), TypeError, r"B must be a floating"),
+    (lambda: ssd_chunked(x, log_a, B, C, state[..., :1]), ValueError,
+     r"state must have shape \(batch, heads, N, P\)"),
+    (lambda: ssd_chunked(x, log_a, B, C, chunk_size=0), ValueError, r"chunk_size"),
+    (lambda: segsum([1.0]), TypeError, r"log_a must be a torch.Tensor"),
+    (lambda: ScalarSSM(6, 4), ValueError, r"d_model must be a multiple of num_heads"),
+    (lambda: ScalarSSM(6, 2, form="scan"), ValueError, r"form must be one of"),
+    (lambda: ScalarSSM(6, 2, state_size=0), ValueError, r"state_size must be at least 1"),
+    (lambda: decay_parameters(6, 2, dt_min=0.2, dt_max=0.1), ValueError,
+     r"need 0 < dt_min <= dt_max"),
+    (lambda: decay_parameters(6, 2, dt_min=float("nan")), ValueError, r"dt_min must be finite"),
+])
+def test_ssd_checks_its_arguments(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
