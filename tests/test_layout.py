@@ -32,6 +32,12 @@ SMOKE = {
     "heads": "heads.LastStepClassifier(10, 3, torch.nn.Identity(), 3, 4)"
              "(torch.randint(0, 10, (2, 5)))",
     "decode": "q = torch.randn(2, 1, 4); decode.linear_attention_step(q, q, q)",
+    "mingru": "mingru.MinGRU(3, 4)(torch.randn(2, 5, 3))",
+    "ssd": "ssd.ScalarSSM(4, 2, 3)(torch.randn(2, 5, 4))",
+    "delta": "delta.DeltaNet(4, 2, gated=True)(torch.randn(2, 5, 4))",
+    "diagonal": "diagonal.DiagonalLinearRNN(3, 4)(torch.randn(2, 5, 3))",
+    "lru": "lru.LRU(3, 4)(torch.randn(2, 5, 3))",
+    "forgetting": "forgetting.ForgettingAttention(4, 2)(torch.randn(2, 5, 4))",
 }
 
 
