@@ -52,7 +52,8 @@ build-zh:
 	mv $(BOOK)/_build/zh_CN/_build/html $(BOOK)/_build/html/zh_CN
 
 # After an English change: extract the messages (Sphinx's gettext builder, no execution), update
-# the Chinese catalogs (sphinx-intl; a changed message becomes fuzzy) and print, per page, how many
+# the Chinese catalogs (sphinx-intl; a changed message becomes fuzzy), fill in the header of any
+# new catalog and drop obsolete messages (catalog_headers.py), and print, per page, how many
 # messages are still to translate.
 translations: setup
 	rm -rf _build/gettext
@@ -61,6 +62,7 @@ translations: setup
 		--builder custom --custom-builder gettext --warningiserror --nitpick --keep-going --quiet
 	$(BIN)/sphinx-intl update --pot-dir _build/gettext/_build/gettext --locale-dir book/locale \
 		--language zh_CN
+	$(BIN)/python book/_ext/catalog_headers.py book/locale/zh_CN/LC_MESSAGES
 	$(BIN)/python book/_ext/catalog_status.py book/locale/zh_CN/LC_MESSAGES
 
 # The book as a PDF, one per edition, after `build-only` and `build-zh`: a single-page build of

@@ -14,6 +14,7 @@ LONGDEP_REQUIRE_BROWSER=1 a missing browser is a failure instead.
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -281,6 +282,34 @@ def test_the_chinese_edition_speaks_chinese_around_untranslated_chapters():
         assert words in chapter, words
     statistics = (ZH / "book" / "execution_statistics.html").read_text(encoding="utf-8")
     assert "运行时间（秒）" in statistics and "Run Time" not in statistics
+    assert "缓存" in statistics and ">cache<" not in statistics
+
+
+def glossary_terms(page: Path) -> list[str]:
+    """The terms of a built glossary page, in the order the reader sees them."""
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    terms = soup.select("article dl.glossary > dt")
+    for link in soup.select("article dl.glossary > dt a.headerlink"):
+        link.decompose()
+    return [term.get_text(" ", strip=True) for term in terms]
+
+
+def test_the_glossary_is_alphabetical_in_english_and_in_pinyin_order_in_chinese():
+    """English in the order of the source; Chinese re-sorted by book/_ext/glossary_order.py."""
+    built()
+    sys.path.insert(0, str(REPO / "book" / "_ext"))
+    from glossary_order import pinyin_key
+
+    english = glossary_terms(SITE / "book" / "glossary.html")
+    chinese = glossary_terms(ZH / "book" / "glossary.html")
+    assert len(english) == len(chinese) >= 40
+    assert english == sorted(english, key=str.lower)
+    assert chinese == sorted(chinese, key=pinyin_key)
+    # by hand: bǎo first; 长 read cháng, so 长程依赖 before 词元袋 (cí); Latin initials last
+    assert chinese[0].startswith("饱和")
+    position = {term.split("（")[0]: i for i, term in enumerate(chinese)}
+    assert position["长程依赖"] < position["词元袋"]
+    assert [t[:7] for t in chinese[-3:]] == ["Post-LN", "Pre-LN（", "softmax"]
 
 
 def test_the_execution_table_marks_status_in_a_font_every_machine_has():

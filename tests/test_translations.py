@@ -151,3 +151,47 @@ def test_the_catalogs_hold_the_messages_of_the_pages_today(page, extracted):
         stored = {m.id for m in read_po(f) if m.id}
     assert today - stored == set(), "new English messages: run `make translations`"
     assert stored - today == set(), "messages the page no longer has: run `make translations`"
+
+
+PLACEHOLDERS = ("Project name not set", "FULL NAME", "EMAIL@ADDRESS", "LL@li.org",
+                "SOME DESCRIPTIVE TITLE", "FIRST AUTHOR", "YEAR-MO-DA", "#, fuzzy")
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_a_catalog_header_names_the_book_and_no_obsolete_message_is_kept(page):
+    from babel.messages.pofile import read_po
+
+    text = catalog(page).read_text(encoding="utf-8")
+    header = text.split("\n\n", 1)[0]
+    assert [p for p in PLACEHOLDERS if p in header] == [], "run book/_ext/catalog_headers.py"
+    with catalog(page).open("rb") as f:
+        messages = read_po(f)
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    assert messages.project == config["title"]
+    assert messages.language_team.startswith("Chinese (Simplified) <https://")
+    assert not messages.fuzzy and not messages.obsolete and "\n#~ " not in text
+
+
+def test_a_new_catalog_gets_the_header_and_a_filled_one_is_left_alone(tmp_path):
+    """What `make translations` relies on: sphinx-intl creates a new page's catalog with the
+    template's header, and book/_ext/catalog_headers.py fills it in, once."""
+    from catalog_headers import fill_headers
+
+    template = (
+        "# SOME DESCRIPTIVE TITLE.\n# Copyright (C) 2026\n# FIRST AUTHOR <EMAIL@ADDRESS>, 2026.\n"
+        "#\n#, fuzzy\nmsgid \"\"\nmsgstr \"\"\n"
+        "\"Project-Id-Version: Project name not set \\n\"\n"
+        "\"PO-Revision-Date: YEAR-MO-DA HO:MI+ZONE\\n\"\n"
+        "\"Last-Translator: FULL NAME <EMAIL@ADDRESS>\\n\"\n\"Language: zh_CN\\n\"\n"
+        "\"Language-Team: zh_CN <LL@li.org>\\n\"\n"
+        "\"Content-Type: text/plain; charset=utf-8\\n\"\n\n"
+        "msgid \"Glossary\"\nmsgstr \"术语表\"\n\n#~ msgid \"Old\"\n#~ msgstr \"旧\"\n")
+    page = tmp_path / "book" / "new_page.po"
+    page.parent.mkdir()
+    page.write_text(template, encoding="utf-8")
+    assert fill_headers(tmp_path) == [page]
+    text = page.read_text(encoding="utf-8")
+    assert [p for p in PLACEHOLDERS if p in text] == [] and "#~" not in text
+    assert "# Page: book/new_page\n" in text and 'msgstr "术语表"' in text
+    assert "Project-Id-Version: Transformer from 0 to 1" in text
+    assert fill_headers(tmp_path) == [] and page.read_text(encoding="utf-8") == text

@@ -88,10 +88,11 @@ class TranslateTocCaptions(SphinxTransform):
                 toctree.apply_translated_message(caption, translated)
 
 
-# Interface strings of extensions that ship no catalog: myst-nb's execution-statistics table.
+# Interface strings of extensions that ship no catalog: myst-nb's execution-statistics table
+# (its headers, and "cache", the method of every chapter).
 INTERFACE = {
     "zh_CN": {"Document": "文档", "Modified": "修改时间", "Method": "执行方式",
-              "Run Time (s)": "运行时间（秒）", "Status": "状态"},
+              "Run Time (s)": "运行时间（秒）", "Status": "状态", "cache": "缓存"},
 }
 
 
