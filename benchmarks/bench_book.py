@@ -17,12 +17,15 @@ check out the commit in a work tree and run this script from there.
 
     .venv/bin/python benchmarks/bench_book.py [--chapters 01 04] [--repeats 9] [--slowest 5]
 
-With ``--slowest N`` each chapter's row is followed by its N slowest cells (seconds, the cell's
+Each chapter's CPU seconds (its kernel and the workers it forks) are printed beside its wall
+time: on a machine that other jobs load, the CPU time is the steadier measure of what a change
+costs. With ``--slowest N`` each chapter's row is followed by its N slowest cells (seconds, the cell's
 index in the notebook and its first line), to show where a chapter's time goes.
 """
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -96,22 +99,32 @@ def cell_seconds(nb: nbformat.NotebookNode) -> list[tuple[float, int, str]]:
     return timed
 
 
-def chapter_seconds(notebook: Path, timeout: int) -> tuple[float, str, list[tuple[float, int, str]]]:
-    """Wall-clock seconds to execute a copy of ``notebook`` in a temporary folder, "ok" or the
-    name of the error that stopped it, and each cell's seconds (``cell_seconds``)."""
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of the finished child processes (the kernels, and the workers
+    they forked and waited for): on a machine that other jobs load, a chapter's CPU time moves
+    much less than its wall-clock time."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def chapter_seconds(notebook: Path, timeout: int
+                    ) -> tuple[float, float, str, list[tuple[float, int, str]]]:
+    """Wall-clock and CPU seconds to execute a copy of ``notebook`` in a temporary folder, "ok"
+    or the name of the error that stopped it, and each cell's seconds (``cell_seconds``)."""
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / notebook.name
         shutil.copy(notebook, copy)
         nb = nbformat.read(copy, as_version=4)
         client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,
                                 resources={"metadata": {"path": folder}})
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), children_cpu_seconds()
         try:
             client.execute(stderr=subprocess.DEVNULL)  # the kernel's own log, not a cell's
             status = "ok"
         except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:  # report it
             status = type(error).__name__
-        return time.perf_counter() - start, status, cell_seconds(nb)
+        return (time.perf_counter() - start, children_cpu_seconds() - cpu, status,
+                cell_seconds(nb))
 
 
 def main() -> None:
@@ -140,15 +153,15 @@ def main() -> None:
           f"(median of {args.repeats}; the budgets assume about 110)")
     print(f"tiny training step, 1 thread: {tiny_step_microseconds():.0f} microseconds "
           f"(what the chapters' small models mostly pay)")
-    print(f"{'chapter':32s} {'seconds':>8s}  status")
-    total = 0.0
+    print(f"{'chapter':32s} {'seconds':>8s} {'CPU s':>8s}  status")
+    total = total_cpu = 0.0
     for notebook in notebooks:
-        seconds, status, cells = chapter_seconds(notebook, args.timeout)
-        total += seconds
-        print(f"{notebook.stem:32s} {seconds:8.1f}  {status}", flush=True)
+        seconds, cpu, status, cells = chapter_seconds(notebook, args.timeout)
+        total, total_cpu = total + seconds, total_cpu + cpu
+        print(f"{notebook.stem:32s} {seconds:8.1f} {cpu:8.1f}  {status}", flush=True)
         for cell_time, index, first_line in sorted(cells, reverse=True)[:args.slowest]:
             print(f"    cell {index:3d} {cell_time:7.1f}  {first_line[:60]}", flush=True)
-    print(f"{'all chapters':32s} {total:8.1f}")
+    print(f"{'all chapters':32s} {total:8.1f} {total_cpu:8.1f}")
     print(f"matmul again: {matmul_gflops(repeats=args.repeats):.0f} GFLOP/s "
           f"(a change means the machine's load changed during the run)")
 
