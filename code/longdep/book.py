@@ -55,24 +55,28 @@ def reproducible(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> No
     A fixed thread count matters as much as the seed: a parallel reduction adds its partial sums
     in an order that depends on how many threads share the work, and so does its round-off. The
     default is one thread: the book's models are small, and a second thread only adds
-    synchronisation (on a loaded 2-core machine a chapter ran 5x slower with two).
+    synchronisation.
 
     Deterministic algorithms are required, but without filling uninitialised memory with NaN
     (``torch.utils.deterministic.fill_uninitialized_memory``): that guards only against code
-    that reads memory before writing it, changes no result, and cost the LSTM trainings of
-    Chapter 3 about a fifth of their time (the LSTM kernel allocates work space every step).
+    that reads memory before writing it and changes no result, while the LSTM kernel allocates
+    work space at every step.
     """
     check.positive(threads=threads)
     seed_everything(seed)
     torch.set_num_threads(threads)
     use_deterministic_algorithms(True)
+    # speed-up: no NaN filling of fresh memory, which changes no result and slows the fused LSTM;
+    # delete when torch stops filling it by default under deterministic algorithms.
     torch.utils.deterministic.fill_uninitialized_memory = False
 
 
+# speed-up: torch.use_deterministic_algorithms imports the compiler (torch._inductor, over a
+# second per process) to set its copy of the flag; the book compiles nothing. Delete when that
+# function no longer imports the compiler (README.md, "Speed patches").
 def use_deterministic_algorithms(mode: bool) -> None:
     """``torch.use_deterministic_algorithms(mode)`` for eager code: it sets the same flag, but
-    not the compiler's copy of it, which that function imports with the compiler,
-    ``torch._inductor`` (1.6 s in every process; the book compiles nothing)."""
+    not the compiler's copy of it."""
     if not isinstance(mode, bool):
         raise TypeError(f"mode must be a bool, got {type(mode).__name__}")
     torch._C._set_deterministic_algorithms(mode)

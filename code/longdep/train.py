@@ -48,12 +48,13 @@ def cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
     return nn.functional.cross_entropy(logits.flatten(0, -2), targets.flatten())
 
 
+# speed-up: the book's own SGD and Adam, because the first use of torch.optim imports the
+# compiler (torch._dynamo, over a second per process) and its general loop over parameters
+# costs more than the update itself for models this small; each equals its torch.optim twin bit
+# for bit. Delete when torch.optim no longer imports the compiler (README.md, "Speed patches").
 class Optimizer:
     """What the book's :class:`SGD` and :class:`Adam` share: the parameters, the learning rate
-    ``lr`` (a warm-up changes it between steps) and ``zero_grad``.
-
-    They are written out, a few lines each, rather than taken from ``torch.optim``, whose first
-    use imports the compiler (``torch._dynamo``, 1.6 s in every process); each equals its
+    ``lr`` (a warm-up changes it between steps) and ``zero_grad``. Each equals its
     ``torch.optim`` twin bit for bit (tests/test_training.py). ``lr`` may also be a (seeds,)
     tensor: one learning rate per seed of parameters stacked along a leading seed dimension, each
     slice stepped as a float ``lr`` of its own would step it.

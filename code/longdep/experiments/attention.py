@@ -209,13 +209,13 @@ def fewest_layers(kind: str, steps: int, features: int = 4, kernel_size: int = 3
     a threshold. The global random state is left as it was.
     """
     check_layer_kind(kind, kernel_size, window)
-    if steps < 2 or features < 1:
-        raise ValueError(f"steps must be at least 2 and features positive, got {steps}, "
-                         f"{features}")
+    check.int_range(2, None, steps=steps)
+    check.positive(features=features)
     layers = first_dependent_layer(
         lambda dual: layer_outputs(kind, dual, steps, kernel_size, window), steps, features, seed)
     if layers is None:
-        raise AssertionError(f"{steps} layers of {kind} always reach the first input")
+        raise AssertionError(f"{steps} layers of {kind} never reach the first input: a stack "
+                             f"as deep as the sequence should")
     return layers
 
 

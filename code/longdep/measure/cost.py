@@ -33,12 +33,14 @@ from torch.utils.flop_counter import FlopCounterMode, _FlopCounterMode
 from longdep.models import _checks as check
 
 
+# speed-up: dispatch modes without the compiler import, which costs over a second per process
+# and that the book never uses; delete when a dispatch mode's first call no longer imports
+# torch._dynamo (README.md, "Speed patches").
 def _dispatch_without_compiler(mode_class: type) -> None:
     """Let the dispatch mode ``mode_class`` run without importing the compiler.
 
     PyTorch wraps every dispatch mode's ``__torch_dispatch__`` so that ``torch.compile`` skips
-    it; on its first call the wrapper imports ``torch._dynamo`` (1.6 s, in Chapters 4 and 6)
-    and caches ``torch._dynamo.disable`` of the function on the function, as
+    it; on its first call the wrapper imports ``torch._dynamo`` and caches ``torch._dynamo.disable`` of the function on the function, as
     ``__dynamo_disable``. The book compiles nothing, so caching the function itself there makes
     the wrapper call it directly: the same counts. (Private to this PyTorch: under another one
     the attribute goes unread and the mode works as before, compiler import included.)
