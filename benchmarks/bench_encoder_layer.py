@@ -1,4 +1,4 @@
-"""Time longdep's EncoderLayer against torch.nn.TransformerEncoderLayer (issue 5, "Speed").
+"""Time longdep's EncoderLayer against torch.nn.TransformerEncoderLayer (Chapter 5's layers).
 
 Both layers hold the same weights and run forward plus backward on the same input: batch 16,
 length 128, d_model 256, 8 heads, d_ff 1024, two threads, training mode with dropout 0. The

@@ -239,7 +239,7 @@ def layer_flops(kind: str, steps: int, features: int, kernel_size: int = 3,
     Counted by :func:`longdep.measure.cost.matmul_flops` (2 per multiply-add, matrix
     products and convolutions only) on a zero input: the count depends only on the shapes.
     (Not on the "meta" device, which would use no memory: its shape functions import the
-    compiler, 1.6 s, and the chapter's lengths are short.) The attention layer includes its four
+    compiler, and the chapter's lengths are short.) The attention layer includes its four
     projections: 8 n d^2 + 4 n^2 d. A windowed attention computed with a mask costs the same as
     full attention.
     """
