@@ -156,6 +156,8 @@ def translate_interface(app):
     (builder-inited: every catalog is loaded)."""
     for domain in ("sphinx", "booktheme"):
         words = interface_words(app.config, domain)
+        # gettext's translator looks a message up in its own catalog (_catalog) before its
+        # fallbacks: the first catalog found for the domain (Sphinx's, sphinx-book-theme's).
         catalog = getattr(get_translator(domain), "_catalog", None)
         if words and catalog is None:
             raise ExtensionError(f"editions: no {app.config.language} catalog {domain!r} "
@@ -164,7 +166,7 @@ def translate_interface(app):
             catalog.update(words)
     words = interface_words(app.config, "attributes")
     templates = getattr(app.builder, "templates", None)
-    if words and templates is not None:
+    if words and app.builder.format == "html" and templates is not None:
         literal = re.compile(rf'\b(title|aria-label)="({"|".join(map(re.escape, words))})"')
         render = templates.render
 
