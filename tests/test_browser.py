@@ -22,6 +22,9 @@ from bs4 import BeautifulSoup
 from chromium import CHROMIUM_FLAGS, INSPECT_PAGE, RAW_TEX, browser_required, chromium_path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "book" / "_ext"))
+from build_stamp import read_stamp, stamp_text  # the book's own extension, from book/_ext
+
 SITE = REPO / "_build" / "html"
 ZH = SITE / "zh_CN"
 SCREENSHOTS = REPO / "_build" / "screenshots"
@@ -321,3 +324,153 @@ def test_the_execution_table_marks_status_in_a_font_every_machine_has():
         assert "✅" not in statistics and "❌" not in statistics
         chapters = len(list((REPO / "book").glob("[0-9][0-9]_*.ipynb")))
         assert statistics.count("✓") > chapters, site  # a mark per chapter, one in the prose
+
+
+# ---- the build stamp ------------------------------------------------------------------------
+
+def stamps_of(site: Path, folder: str) -> dict[str, dict]:
+    """The build stamp of every page of an edition: its text and the data it shows."""
+    found = {}
+    for page in pages():
+        if page.startswith("zh_CN/") != (folder == "zh_CN/"):
+            continue
+        soup = BeautifulSoup((SITE / page).read_text(encoding="utf-8"), "html.parser")
+        stamps = soup.select("footer .build-stamp")
+        assert len(stamps) == 1, f"{page}: {len(stamps)} build stamps in the footer"
+        found[page] = {"text": stamps[0].get_text(strip=True), "commit": stamps[0]["data-commit"],
+                       "date": stamps[0]["data-date"], "dirty": stamps[0]["data-dirty"] == "true"}
+    return found
+
+
+def test_every_page_of_both_editions_is_stamped_with_the_commit_built():
+    """Every page's footer names the commit that `make book` built (HEAD, unless it moved since:
+    then rebuild), its date, and uncommitted changes if there were any; the same on every page
+    of both editions, each in its own words (book/_ext/build_stamp.py)."""
+    built()
+    head = read_stamp(REPO)
+    states = set()
+    for folder, language in (("", "en"), ("zh_CN/", "zh_CN")):
+        stamps = stamps_of(SITE, folder)
+        assert len(stamps) >= 10, folder
+        for page, stamp in stamps.items():
+            assert (stamp["commit"], stamp["date"]) == (head["commit"], head["date"]), (
+                f"{page} is stamped {stamp['commit']} of {stamp['date']}, HEAD is "
+                f"{head['commit']} of {head['date']}: run `make book` again")
+            assert stamp["text"] == stamp_text(stamp, language), page
+            states.add(stamp["dirty"])
+    assert len(states) == 1, "pages of one build disagree on uncommitted changes"
+
+
+# The stamp as a reader sees it: its box, its text, and the contrast of its colour with the
+# background behind it (WCAG's ratio of relative luminances).
+READ_STAMP = """() => {
+  const stamp = document.querySelector('footer .build-stamp');
+  if (!stamp) return null;
+  stamp.scrollIntoView();
+  const rgb = c => c.match(/[\\d.]+/g).map(Number);
+  const luminance = ([r, g, b]) => [r, g, b].map(v => v / 255)
+    .map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  let back = stamp;
+  while (back && rgb(getComputedStyle(back).backgroundColor)[3] === 0) back = back.parentElement;
+  const [fore, behind] = [getComputedStyle(stamp).color,
+                          back ? getComputedStyle(back).backgroundColor : 'rgb(255, 255, 255)'];
+  const [a, b] = [luminance(rgb(fore)), luminance(rgb(behind))];
+  const box = stamp.getBoundingClientRect();
+  return {text: stamp.innerText.trim(), width: box.width, height: box.height,
+          contrast: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)};
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("folder", ["", "zh_CN/"])
+def test_the_build_stamp_is_readable_in_the_footer(browser, server, folder, scheme):
+    """Shown in the footer of a chapter, legible in light and dark mode (contrast at least 4.5,
+    WCAG AA); the footer's screenshot is _build/screenshots/footer-<edition>-<scheme>.png."""
+    context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{server}/{folder}book/03_lstm.html", wait_until="load")
+    found = page.evaluate(READ_STAMP)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    edition = folder.strip("/") or "en"
+    page.locator("footer.bd-footer-content").screenshot(
+        path=SCREENSHOTS / f"footer-{edition}-{scheme}.png")
+    context.close()
+    assert found, "no build stamp in the footer"
+    assert found["width"] > 0 and found["height"] > 0, "the stamp is not displayed"
+    assert re.fullmatch(r"(Build|构建) [0-9a-f]{7,}(, |，)\d{4}-\d\d-\d\d.*", found["text"]), found
+    assert found["contrast"] >= 4.5, found
+
+
+# ---- the Chinese edition's interface --------------------------------------------------------
+
+# What the Chinese pages' interface says, as a reader's browser shows it (after the scripts ran):
+# every title, aria-label, alt, data-bs-title, data-bs-original-title (Bootstrap's tooltips) and
+# data-tooltip attribute, and the text of the
+# header's buttons, both sidebars (not their links, which are the pages' own titles), the footer,
+# the previous/next links, the solutions' titles, and the execution-statistics table's headers and
+# method words (its other cells are file names, dates, times and marks). Not checked
+# here: the search box (its own test), figures' alt texts and the citations' tooltips (the
+# cited works' titles), and the language link, which names English in English.
+INTERFACE_TEXTS = """() => {
+  const skip = 'form.bd-search, #pst-search-dialog, .search-button-field, a.language-switcher, '
+    + 'article img, .bibtex-citation a, a.reference.external[title], nav a.reference';
+  const attributes = ['title', 'aria-label', 'alt', 'data-bs-title', 'data-bs-original-title',
+                      'data-tooltip'];
+  const found = [];
+  document.querySelectorAll('*').forEach(e => {
+    if (e.closest(skip)) return;
+    attributes.forEach(a => e.hasAttribute(a)
+                       && found.push([`${e.tagName} @${a}`, e.getAttribute(a)]));
+  });
+  const chrome = ['.bd-header-article', '.bd-sidebar-primary', '.bd-sidebar-secondary',
+                  '.bd-footer-content', '.prev-next-area',
+                  '.admonition.solution > .admonition-title'];
+  document.querySelectorAll(chrome.join(', ')).forEach(block => {
+    const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+    for (let node; (node = walker.nextNode());) {
+      if (node.parentElement.closest(skip) || !node.data.trim()) continue;
+      found.push([`text in ${block.className}`, node.data.trim()]);
+    }
+  });
+  document.querySelectorAll('table').forEach(table => {
+    if (!/运行时间|Run Time/.test(table.innerText)) return;
+    table.querySelectorAll('th, td').forEach(cell => {
+      const text = cell.innerText.trim();
+      // not the file names, dates, times and marks
+      if (cell.tagName === 'TH' || !/[\\d/✓✗]/.test(text)) found.push(['execution table', text]);
+    });
+  });
+  return found;
+}"""
+# Latin words a Chinese page's interface may show: names, file types, keys, the book's title.
+NOT_ENGLISH = {"Binder", "Colab", "PDF", "pdf", "ipynb", "md", "Ctrl", "longdep", "Transformer"}
+
+
+@pytest.mark.parametrize("page_path", ["book/03_lstm.html", "book/intro.html",
+                                       "book/execution_statistics.html"])
+def test_a_chinese_page_has_no_english_interface(browser, server, page_path):
+    """Chapter 3 (solutions, code cells, figures, launch buttons), the landing page and the
+    execution statistics, in the Chinese edition: no English word in their interface
+    (INTERFACE_TEXTS lists what is read), and the words issue 25 named: 打印为 PDF for the print
+    button (never the Taiwan usage 列印), solutions titled "练习 3.1 解答", 缓存 in the table."""
+    page = browser.new_page()
+    page.goto(f"{server}/zh_CN/{page_path}", wait_until="load")
+    page.wait_for_load_state("networkidle")
+    texts = page.evaluate(INTERFACE_TEXTS)
+    solutions = page.eval_on_selector_all(".admonition.solution > .admonition-title",
+                                          "titles => titles.map(t => t.innerText.trim())")
+    # (Bootstrap moves a tooltip's title into data-bs-original-title)
+    print_button = page.eval_on_selector(".btn-download-pdf-button", "b => b.getAttribute("
+                                         "'data-bs-original-title') || b.title")
+    page.close()
+    english = [(where, text) for where, text in texts
+               if set(re.findall(r"\b[A-Za-z]{2,}\b", text)) - NOT_ENGLISH]
+    assert not english, "English in the interface:\n" + "\n".join(map(str, english[:20]))
+    assert print_button == "打印为 PDF"
+    assert not [text for _, text in texts if "列印" in text]
+    if page_path == "book/03_lstm.html":
+        assert len(solutions) >= 3, solutions
+        assert all(re.fullmatch(r"练习 3\.\d+ 解答", title) for title in solutions), solutions
+    if page_path == "book/execution_statistics.html":
+        assert "缓存" in {text for _, text in texts}

@@ -4,10 +4,13 @@ For each edition (English, 简体中文): the PDF opens and has a book's length,
 numbers; its title page names the edition's title; its text holds every page's title as that
 edition's HTML has it and the same glued numbers as that HTML, and no raw TeX; every figure of
 the site is in it; every font is embedded, CJK ones in the Chinese PDF; the contents link inside
-the PDF; its pages are light; and every page of the edition links to the edition's own PDF.
-Run `make book` first (`make test` does).
+the PDF; its pages are light; and every page of the edition links to the edition's own PDF. Its
+title page carries the build stamp of the edition's pages (commit and date); it is tagged, and
+its outline (bookmarks) lists every page of the book with its numbered sections, in the
+edition's own words. Run `make book` first (`make test` does).
 
-The tools are Debian's `poppler-utils` (pdfinfo, pdftotext, pdfimages, pdffonts, pdftoppm).
+The tools are Debian's `poppler-utils` (pdfinfo, pdftotext, pdfimages, pdffonts, pdftoppm,
+pdftohtml).
 Without them, or without a built PDF, the tests skip, saying why; with CI=true or
 LONGDEP_REQUIRE_BROWSER=1 they fail instead, as the browser tests do.
 """
@@ -18,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
@@ -38,7 +42,7 @@ EDITIONS = {
 }
 # The font families a Chinese PDF may draw its Chinese text in (print.css asks for the first).
 CJK_FONT = re.compile(r"CJK|SourceHan|PingFang|HiraginoSans|YaHei", re.IGNORECASE)
-POPPLER = ("pdfinfo", "pdftotext", "pdfimages", "pdffonts", "pdftoppm")
+POPPLER = ("pdfinfo", "pdftotext", "pdfimages", "pdffonts", "pdftoppm", "pdftohtml")
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname|\\sqrt|\\text\{|\\math[a-z]+\{")
 MIN_PAGES = 60
 
@@ -260,3 +264,67 @@ def test_every_chinese_page_links_to_a_pdf_that_exists():
         assert links, f"zh_CN/{page} has no link to a PDF"
         missing = [link for link in links if not (site / page).parent.joinpath(link).exists()]
         assert not missing, f"zh_CN/{page} links to PDFs that do not exist: {missing}"
+
+
+def footer_stamp(site: Path) -> dict:
+    """The build stamp of the edition's landing page (every page has the same one: see
+    tests/test_browser.py), its text and the commit and date it names."""
+    stamp = re.search(r'<p class="build-stamp" data-commit="([^"]*)" data-date="([^"]*)"\s+'
+                      r'data-dirty="([^"]*)">([^<]*)</p>', page_html(site, book_pages()[0]))
+    assert stamp, "no build stamp in the page's footer"
+    return dict(zip(("commit", "date", "dirty", "text"), stamp.groups(), strict=True))
+
+
+def test_the_title_page_carries_the_build_stamp(edition):
+    """As the edition's pages show it, and from the same build as the other edition's PDF."""
+    stamp = footer_stamp(edition.site)
+    first = run("pdftotext", "-enc", "UTF-8", "-f", "1", "-l", "1", str(edition.pdf), "-")
+    assert html.unescape(stamp["text"]) in first, f"no {stamp['text']!r} on the title page"
+    english = footer_stamp(EDITIONS["en"])
+    assert [stamp[k] for k in ("commit", "date", "dirty")] == [
+        english[k] for k in ("commit", "date", "dirty")]
+
+
+def test_the_pdf_is_tagged(edition):
+    info = run("pdfinfo", str(edition.pdf))
+    assert re.search(r"^Tagged:\s+yes$", info, re.MULTILINE), info
+
+
+def outline(pdf: Path) -> list[tuple[str, list]]:
+    """The PDF's outline as (title, children) pairs, read from poppler's XML rendering."""
+    xml = run("pdftohtml", "-xml", "-i", "-q", "-stdout", "-f", "1", "-l", "1", str(pdf))
+    start, end = xml.find("<outline>"), xml.rfind("</outline>")
+    assert start >= 0, "the PDF has no outline"
+
+    def entries(element) -> list[tuple[str, list]]:
+        found = []
+        for child in element:
+            if child.tag == "item":
+                found.append(("".join(child.itertext()), []))
+            elif child.tag == "outline":
+                found[-1][1].extend(entries(child))
+        return found
+
+    return entries(ElementTree.fromstring(xml[start:end + len("</outline>")]))
+
+
+def plain_heading(fragment: str) -> str:
+    """A heading's text as a bookmark holds it: no permalink, no math (MathJax draws formulas
+    with glyphs of its own, which carry no text), whitespace collapsed."""
+    fragment = re.sub(r'<a class="headerlink".*?</a>', "", fragment)
+    fragment = re.sub(r'<span class="math[^"]*">.*?</span>', "", fragment)
+    return " ".join(text_of(fragment).split())
+
+
+def test_the_outline_lists_every_page_and_its_sections_in_the_editions_words(edition):
+    entries = outline(edition.pdf)
+    titles = [" ".join(title.split()) for title, _ in entries]
+    # The contents page, then every page of the book in the order of the contents.
+    pages = [plain_heading(re.search(r"<h1>(.*?)</h1>", article(page_html(edition.site, page)),
+                                     re.DOTALL).group(1)) for page in book_pages()]
+    assert titles == [LABELS[edition.language]["contents"], *pages], titles
+    for page, (title, sections) in zip(book_pages(), entries[1:], strict=True):
+        expected = [plain_heading(h) for h in re.findall(
+            r"<h2>(.*?)</h2>", article(page_html(edition.site, page)), re.DOTALL)]
+        found = [" ".join(section.split()) for section, _ in sections]
+        assert found == expected, f"{page}: the bookmarks under {title!r} are {found}"

@@ -34,13 +34,38 @@ def test_actionlint_catches_a_broken_workflow(tmp_path):
     assert "no_such_property" in result.stdout
 
 
-def test_workflow_tests_pull_requests_and_publishes_main():
-    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "book.yml").read_text())
-    triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
+def workflow() -> dict:
+    return yaml.safe_load((REPO / ".github" / "workflows" / "book.yml").read_text())
+
+
+def test_workflow_tests_pull_requests_and_main_with_ci_run():
+    spec = workflow()
+    triggers = spec[True]  # YAML 1.1 reads the key `on` as True
     assert "pull_request" in triggers and triggers["push"]["branches"] == ["main"]
-    runs = {job: [step.get("run") for step in spec["steps"]]
-            for job, spec in workflow["jobs"].items()}
-    assert "make test" in runs["test"]
-    assert "make book" in runs["publish"]
-    uses = [step.get("uses", "") for step in workflow["jobs"]["publish"]["steps"]]
-    assert any(u.startswith("actions/deploy-pages") for u in uses)
+    runs = [step["run"] for step in spec["jobs"]["test"]["steps"] if "run" in step]
+    # What CI runs, the same system packages included (chromium, poppler-utils, fonts-noto-cjk).
+    assert runs == [".ci/run"]
+    ci_run = (REPO / ".ci" / "run").read_text()
+    for package in ("chromium", "poppler-utils", "fonts-noto-cjk"):
+        assert f"missing+=({package})" in ci_run, package
+    assert "make test" in ci_run
+
+
+def test_pages_publish_the_site_the_tests_checked():
+    """The test job uploads the _build/html that `make test` built and checked, on pushes to
+    main only; the deploy job publishes that artifact and builds, runs and checks out nothing."""
+    jobs = workflow()["jobs"]
+    on_main = "github.event_name == 'push' && github.ref == 'refs/heads/main'"
+    steps = jobs["test"]["steps"]
+    upload = next(i for i, step in enumerate(steps)
+                  if step.get("uses", "").startswith("actions/upload-pages-artifact@"))
+    assert upload > steps.index(next(s for s in steps if s.get("run") == ".ci/run"))
+    assert steps[upload]["with"]["path"] == "_build/html"
+    assert steps[upload]["if"] == on_main
+    deploy = jobs["deploy"]
+    assert deploy["needs"] == "test" and deploy["if"] == on_main
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert [step.get("uses", "").split("@")[0] for step in deploy["steps"]] == [
+        "actions/deploy-pages"]
+    assert not any("run" in step for step in deploy["steps"])
+    assert set(jobs) == {"test", "deploy"}

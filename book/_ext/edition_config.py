@@ -16,8 +16,10 @@ import yaml
 
 EDITIONS = {
     "zh_CN": {
-        # The book's title is not in a catalog (Sphinx does not translate html_title).
+        # The book's title and author are not in a catalog (Sphinx does not translate
+        # html_title; the footer says "作者： <author>", the PDF's title page the author).
         "title": "Transformer 从 0 到 1",
+        "author": "longdep 项目组",
         "sphinx.config": {
             "language": "zh_CN",
             # Sphinx splits Chinese words for its search index with jieba (in requirements.txt);
@@ -41,6 +43,7 @@ def edition_config(english: dict, language: str, root: Path, execution: str = "c
     config = copy.deepcopy(english)
     overrides = copy.deepcopy(EDITIONS[language])
     config["title"] = overrides.pop("title")
+    config["author"] = overrides.pop("author")
     sphinx_section = config.setdefault("sphinx", {})
     # jupyter-book finds local extensions relative to the configuration file, which moves.
     for name, path in sphinx_section.get("local_extensions", {}).items():

@@ -6,13 +6,21 @@ Sphinx language (``zh_CN/``), built from the same sources by ``make book`` (see
 book/_ext/edition_config.py). A page has the same name in every edition, so the link from a page
 is the same page in the other edition. The link goes in the article header, before
 sphinx-book-theme's own buttons, through the theme's ``article_header_end`` components.
+
+The interface around the text (buttons, tooltips, the footer, solution titles) is in the
+edition's language too: INTERFACE below holds the edition's words where Sphinx, the themes and
+the extensions ship none, or wrong ones (sphinx-book-theme's zh_CN says 列印 for 打印).
 """
 
+import json
+import re
 from os import path
 from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.errors import ExtensionError
+from sphinx.locale import get_translator
 from sphinx.locale import init as init_locale
 from sphinx.transforms import SphinxTransform
 from sphinx.transforms.post_transforms import SphinxPostTransform
@@ -88,12 +96,109 @@ class TranslateTocCaptions(SphinxTransform):
                 toctree.apply_translated_message(caption, translated)
 
 
-# Interface strings of extensions that ship no catalog: myst-nb's execution-statistics table
-# (its headers, and "cache", the method of every chapter).
+# The edition's words for the interface, by where the English comes from.
 INTERFACE = {
-    "zh_CN": {"Document": "文档", "Modified": "修改时间", "Method": "执行方式",
-              "Run Time (s)": "运行时间（秒）", "Status": "状态", "cache": "缓存"},
+    "zh_CN": {
+        # gettext catalogs, by domain; these words come before the catalog's own translations.
+        # "sphinx": Sphinx's own words (the permalinks' tooltips) and pydata-sphinx-theme's.
+        "sphinx": {
+            "Link to this heading": "链接到本标题", "Link to this equation": "链接到本公式",
+            "Link to this image": "链接到本图", "Link to this table": "链接到本表",
+            "Link to this term": "链接到本术语", "Link to this code": "链接到本代码",
+            "Link to this definition": "链接到本定义",
+            "Color mode": "颜色模式", "System Settings": "跟随系统设置",
+            "© Copyright %(copyright)s.": "版权所有 © %(copyright)s",
+        },
+        # sphinx-book-theme's header buttons ("Launch on" + " Binder", "Binder" + " logo")
+        "booktheme": {
+            "Print to PDF": "打印为 PDF", "Launch interactive content": "运行交互式内容",
+            "Launch on": "运行于", "logo": "标志",
+        },
+        # Written without gettext, as title or aria-label: into sphinx-book-theme's templates,
+        # and by sphinx-togglebutton's script (the solutions' and hidden cells' buttons).
+        "attributes": {
+            "Toggle primary sidebar": "显示或隐藏全书目录",
+            "Toggle secondary sidebar": "显示或隐藏本页目录",
+            "Main": "全书导航", "Page": "本页目录", "Toggle hidden content": "显示或隐藏内容",
+        },
+        # sphinx-exercise's solution title, "Solution to Exercise 3.1" in English.
+        "solution title": "{exercise} 解答",
+        # myst-nb's execution-statistics table, which has no catalog.
+        "execution table": {
+            "Document": "文档", "Modified": "修改时间", "Method": "执行方式",
+            "Run Time (s)": "运行时间（秒）", "Status": "状态", "cache": "缓存",
+        },
+    },
 }
+
+
+def interface_words(config, part: str):
+    return INTERFACE.get(config.language or "en", {}).get(part, {})
+
+
+# The literal attributes that scripts write once the page has loaded.
+TRANSLATE_ATTRIBUTES = """window.addEventListener('load', () => {
+  const words = %s;
+  for (const element of document.querySelectorAll('[title], [aria-label]')) {
+    for (const name of ['title', 'aria-label']) {
+      const english = element.getAttribute(name);
+      if (english !== null && Object.hasOwn(words, english)) {
+        element.setAttribute(name, words[english]);
+      }
+    }
+  }
+});"""
+
+
+def translate_interface(app):
+    """Put the edition's words before the catalogs' own, and translate the literal attributes
+    in every page the builder renders and, once it has loaded, in the reader's browser
+    (builder-inited: every catalog is loaded)."""
+    for domain in ("sphinx", "booktheme"):
+        words = interface_words(app.config, domain)
+        # gettext's translator looks a message up in its own catalog (_catalog) before its
+        # fallbacks: the first catalog found for the domain (Sphinx's, sphinx-book-theme's).
+        catalog = getattr(get_translator(domain), "_catalog", None)
+        if words and catalog is None:
+            raise ExtensionError(f"editions: no {app.config.language} catalog {domain!r} "
+                                 "to add the edition's interface words to")
+        if words:
+            catalog.update(words)
+    words = interface_words(app.config, "attributes")
+    templates = getattr(app.builder, "templates", None)
+    if words and app.builder.format == "html" and templates is not None:
+        literal = re.compile(rf'\b(title|aria-label)="({"|".join(map(re.escape, words))})"')
+        render = templates.render
+
+        def render_translated(template, context):
+            return literal.sub(lambda m: f'{m[1]}="{words[m[2]]}"', render(template, context))
+
+        templates.render = render_translated
+        app.add_js_file(None, body=TRANSLATE_ATTRIBUTES % json.dumps(words, ensure_ascii=False))
+
+
+class SolutionTitles(SphinxPostTransform):
+    """A solution's title in the edition's word order: "练习 3.1 解答", where sphinx-exercise
+    writes its word before the exercise's linked name and number ("解答 练习 3.1")."""
+
+    default_priority = 23  # after sphinx-exercise resolves the titles (21, 22)
+
+    def run(self, **kwargs):
+        order = interface_words(self.config, "solution title")
+        if not order:
+            return
+        from sphinx_exercise.nodes import solution_node
+
+        before, after = order.split("{exercise}")
+        for solution in self.document.findall(solution_node):
+            title = solution.children[0]
+            if len(title) != 2 or not isinstance(title[1], nodes.reference):
+                continue  # a solution with a title of its own
+            exercise = title[1]
+            exercise.replace(exercise[0], nodes.Text(str(exercise[0]).lstrip()))
+            title.clear()
+            title += [nodes.Text(before), exercise, nodes.Text(after)]
+            solution["title"] = title.astext()
 
 
 # myst-nb marks a chapter's status with emoji, which a machine without an emoji font (headless
@@ -108,7 +213,7 @@ class TranslateExecutionTable(SphinxPostTransform):
     default_priority = 9
 
     def run(self, **kwargs):
-        words = INTERFACE.get(self.config.language or "en", {})
+        words = interface_words(self.config, "execution table")
         for table in self.document.findall(nodes.table):
             if "Run Time (s)" not in {str(t) for t in table.findall(nodes.Text)}:
                 continue
@@ -130,4 +235,7 @@ def setup(app):
     app.add_css_file("editions.css")
     app.add_transform(TranslateTocCaptions)
     app.add_post_transform(TranslateExecutionTable)
+    app.add_post_transform(SolutionTitles)
+    app.connect("builder-inited", translate_interface)
+    app.add_search_language(chinese_search_language())
     return {"parallel_read_safe": True, "parallel_write_safe": True}

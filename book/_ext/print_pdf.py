@@ -13,9 +13,11 @@ itself: Playwright for Python drives the system's Chromium (``executable_path``;
 LONGDEP_CHROMIUM to use another binary). The page is printed once MathJax has typeset every
 formula (``MathJax.startup.promise``) and its fonts have loaded, in the light theme whatever the
 reader's system prefers. Before printing, the page gets a title page (title and author from
-_config.yml, the date), a table of contents whose entries link inside the PDF, every collapsed
-block opened, and print.css (beside this file: no site navigation, code wrapped, no figure split
-across pages). Chromium adds the page numbers (a footer).
+_config.yml, the build stamp of the page's footer: commit and date, see build_stamp.py), a table
+of contents whose entries link inside the PDF, every collapsed block opened, and print.css
+(beside this file: no site navigation, code wrapped, no figure split across pages). Chromium
+adds the page numbers (a footer) and prints a tagged PDF (its structure, for screen readers and
+reflowing) with an outline: bookmarks of the chapters and sections, from the headings.
 
 Chinese text is set in Noto Sans CJK SC (Debian's fonts-noto-cjk), all of the Chinese edition's
 text and the English edition's Chinese terms. Chromium's PDF backend (Skia) embeds TrueType
@@ -24,12 +26,13 @@ glyph procedures, so the page gets a TrueType copy of the face, subset to the ch
 uses (fontTools, pinned in requirements.txt): `cjk_faces` below.
 
 Any JavaScript error, failed request, MathJax error, or code, figure, table or equation wider
-than the page fails the print: a PDF with broken math or cut lines is never written silently. Without Chromium it writes no PDF and says so; with CI=true or
-LONGDEP_REQUIRE_BROWSER=1 that is a failure, as in the browser tests.
+than the page fails the print: a PDF with broken math or cut lines is never written silently.
+Without Chromium it writes no PDF and says so, and without Noto Sans CJK SC it prints the Chinese
+text in a fallback face and says so; with CI=true or LONGDEP_REQUIRE_BROWSER=1 (where the PDF is
+required: the tests, publishing) each is a failure that names the package to install.
 """
 
 import argparse
-import datetime
 import os
 import re
 import shutil
@@ -54,14 +57,17 @@ LABELS = {
 }
 
 
-def edition_date(language: str) -> str:
-    # SOURCE_DATE_EPOCH (the reproducible-builds convention) pins the date; else today, UTC.
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    day = (datetime.datetime.fromtimestamp(int(epoch), datetime.UTC) if epoch
-           else datetime.datetime.now(datetime.UTC)).date()
-    if language.startswith("zh"):
-        return f"{day.year}年{day.month}月{day.day}日"
-    return f"{day.day} {day.strftime('%B')} {day.year}"
+def pdf_required() -> bool:
+    """CI and publishing require the PDF (as the browser tests require the browser)."""
+    return os.environ.get("CI") == "true" or os.environ.get("LONGDEP_REQUIRE_BROWSER") == "1"
+
+
+def missing(what: str, consequence: str) -> None:
+    """A tool or font the PDF needs is missing: a failure where the PDF is required, else a
+    note (a reader's `make book` still gives the website, or a PDF in a fallback face)."""
+    if pdf_required():
+        sys.exit(f"print_pdf: {what}")
+    print(f"print_pdf: {consequence}. {what}")
 
 
 def chromium_path() -> str | None:
@@ -128,12 +134,27 @@ def truetype_copy(source: str, index: int, characters: str, out: Path) -> None:
     font.save(str(out))
 
 
+def cjk_face(weight: str) -> tuple[str, int] | None:
+    """The file and face index of CJK_FACE at `weight` (regular, bold), asked of fontconfig's
+    fc-match; None when that face is not installed (fc-match then names another family)."""
+    if shutil.which("fc-match") is None:
+        return None
+    found = subprocess.run(
+        ["fc-match", "--format", "%{family}\n%{file}\n%{index}", f"{CJK_FACE}:{weight}"],
+        capture_output=True, text=True, check=False)
+    lines = found.stdout.splitlines() if found.returncode == 0 else []
+    if len(lines) != 3 or CJK_FACE not in lines[0].split(","):
+        return None
+    return lines[1], int(lines[2])
+
+
 def cjk_faces(text: str, folder: Path, language: str) -> str:
     """@font-face rules for CJK_FACE as TrueType, regular and bold, subset to `text`.
 
     The Chinese edition is set in the face throughout (its Latin letters too, which match its
     Chinese), so the subset holds every character of the page; the English edition uses it for
-    its Chinese characters alone. No Chinese text, or no such face installed: no rules.
+    its Chinese characters alone. No Chinese text: no rules. No such face installed: an error
+    where the PDF is required (pdf_required), else a note and no rules.
     """
     characters = "".join(sorted(set(
         re.sub(r"\s", "", text) if language.startswith("zh") else CJK_TEXT.findall(text))))
@@ -144,16 +165,14 @@ def cjk_faces(text: str, folder: Path, language: str) -> str:
     characters = characters.replace("\u2018", "").replace("\u2019", "")
     rules = []
     for weight, style, weights in (("regular", "Regular", "100 549"), ("bold", "Bold", "550 900")):
-        found = subprocess.run(
-            ["fc-match", "--format", "%{family}\n%{file}\n%{index}", f"{CJK_FACE}:{weight}"],
-            capture_output=True, text=True, check=False) if shutil.which("fc-match") else None
-        lines = found.stdout.splitlines() if found and found.returncode == 0 else []
-        if len(lines) != 3 or CJK_FACE not in lines[0].split(","):
-            print(f"print_pdf: no {CJK_FACE} {style} found (Debian's fonts-noto-cjk): Chinese "
-                  "text is printed in whatever face the system falls back to")
+        face = cjk_face(weight)
+        if face is None:
+            missing(f"{CJK_FACE} {style} not found: `apt-get install -y fonts-noto-cjk` "
+                    "(Debian's package)",
+                    "Chinese text is printed in whatever face the system falls back to")
             return ""
         copy = folder / "_print_fonts" / f"{CJK_FACE.replace(' ', '')}-{style}.ttf"
-        truetype_copy(lines[1], int(lines[2]), characters, copy)
+        truetype_copy(*face, characters, copy)
         rules.append(f'@font-face {{ font-family: "{PRINT_CJK_FAMILY}"; font-weight: {weights}; '
                      f'src: url("{copy.relative_to(folder).as_posix()}") format("truetype"); }}')
     return "\n".join(rules) + "\n"
@@ -183,7 +202,7 @@ def single_page(site: Path, language: str, added_text: str) -> tuple[Path, str]:
 
 
 # Runs in the page: title page, contents, every collapsed block open, the light theme.
-PREPARE_PAGE = """({title, author, date, online, baseurl, contents, language, ownPath}) => {
+PREPARE_PAGE = """({title, author, online, baseurl, contents, language, ownPath}) => {
   const html = document.documentElement;
 
   // Links to the page's own path (book/intro.html#label) become same-page anchors, which
@@ -221,9 +240,13 @@ PREPARE_PAGE = """({title, author, date, online, baseurl, contents, language, ow
     return e;
   };
 
+  // The build stamp of the page's footer (build_stamp.py): commit and date, as on the site.
+  const stamp = document.querySelector('.build-stamp');
+  // The title is no heading: the outline (bookmarks) starts with the contents, not with a
+  // second entry of the book's title beside the landing page's.
   const titlePage = el('section', 'pdf-title-page');
-  titlePage.append(el('h1', 'pdf-title', title), el('p', 'pdf-author', author),
-                   el('p', 'pdf-date', date));
+  titlePage.append(el('p', 'pdf-title', title), el('p', 'pdf-author', author),
+                   el('p', 'pdf-build', stamp ? stamp.textContent.trim() : ''));
   if (baseurl) {
     const p = el('p', 'pdf-online', online + ' ');
     const a = el('a', '', baseurl);
@@ -253,8 +276,14 @@ PREPARE_PAGE = """({title, author, date, online, baseurl, contents, language, ow
     // The page's anchor moves into its section, onto the new page where the section starts.
     chapter.prepend(chapter.previousElementSibling);
     chapter.classList.add('pdf-chapter');
+    // The single page nests every page of the book in the landing page's section, a level
+    // down; Chromium's outline follows the headings' levels (aria-level over the tag's), so
+    // each page's title is put at the top level, its sections below it.
     const li = entry(chapter, 'pdf-toc-chapter');
     if (!li) return;
+    const top = Number(chapter.querySelector(':scope > h1, :scope > h2, :scope > h3').tagName[1]);
+    chapter.querySelectorAll('h1, h2, h3, h4, h5, h6').forEach(h =>
+      h.setAttribute('aria-level', String(Number(h.tagName[1]) - top + 1)));
     const sections = [...chapter.querySelectorAll(':scope > section')]
       .filter(s => s.querySelector(':scope > h3 > .section-number'));
     if (sections.length) {
@@ -269,7 +298,8 @@ PREPARE_PAGE = """({title, author, date, online, baseurl, contents, language, ow
   });
   toc.append(list);
   article.prepend(titlePage, toc);
-  return list.querySelectorAll('li.pdf-toc-chapter').length;
+  return {chapters: list.querySelectorAll('li.pdf-toc-chapter').length,
+          stamp: stamp ? stamp.textContent.trim() : null};
 }"""
 
 WAIT_FOR_TYPESETTING = """async () => {
@@ -311,17 +341,12 @@ def print_pdf(site: Path, out: Path, language: str, config_path: Path) -> dict |
 
     config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
     labels = LABELS.get(language, LABELS["en"])
-    date = edition_date(language)
     page_path, own_path = single_page(site, language, " ".join(
-        [config.get("title", ""), config.get("author", ""), date, *labels.values()]))
+        [config.get("title", ""), config.get("author", ""), *labels.values()]))
     chromium = chromium_path()
     if chromium is None:
-        message = ("Chromium not found: `apt-get install -y chromium` (Debian's package), or "
-                   "point LONGDEP_CHROMIUM at a Chromium binary")
-        if os.environ.get("CI") == "true" or os.environ.get("LONGDEP_REQUIRE_BROWSER") == "1":
-            sys.exit(f"print_pdf: {message}")
-        # A reader's `make book` still gives the website; CI and publishing require the PDF.
-        print(f"print_pdf: no PDF written. {message}")
+        missing("Chromium not found: `apt-get install -y chromium` (Debian's package), or "
+                "point LONGDEP_CHROMIUM at a Chromium binary", "no PDF written")
         return None
     out.parent.mkdir(parents=True, exist_ok=True)
     problems = []
@@ -337,6 +362,9 @@ def print_pdf(site: Path, out: Path, language: str, config_path: Path) -> dict |
             " localStorage.setItem('MathJax-Menu-Settings', JSON.stringify({assistiveMml: false}));"
             " } catch (e) {}")
         page = context.new_page()
+        # Playwright's default of 30 s is too short on a busy 2-core machine: loading and
+        # typesetting the book there was measured at 32 s (7 s on a quiet one).
+        page.set_default_timeout(300_000)
         page.emulate_media(media="print", color_scheme="light")
         page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
         page.on("console", lambda m: m.type == "error" and not m.text.startswith(
@@ -354,12 +382,13 @@ def print_pdf(site: Path, out: Path, language: str, config_path: Path) -> dict |
             problems.append(f"MathJax errors: {found['errors'][:5]}")
         if found["brokenImages"]:
             problems.append(f"images that did not load: {found['brokenImages'][:5]}")
-        found["chapters"] = page.evaluate(PREPARE_PAGE, {
+        found.update(page.evaluate(PREPARE_PAGE, {
             "title": config.get("title", ""), "author": config.get("author", ""),
-            "date": date, "online": labels["online"],
-            "baseurl": (config.get("html") or {}).get("baseurl", ""),
+            "online": labels["online"], "baseurl": (config.get("html") or {}).get("baseurl", ""),
             "contents": labels["contents"], "language": language, "ownPath": own_path,
-        })
+        }))
+        if not found["stamp"]:
+            problems.append("no build stamp in the page's footer (book/_ext/build_stamp.py)")
         cut = page.evaluate(CUT_AT_THE_MARGIN)
         if cut:
             problems.append(f"{len(cut)} elements wider than the page: {cut[:5]}")
@@ -368,10 +397,10 @@ def print_pdf(site: Path, out: Path, language: str, config_path: Path) -> dict |
             browser.close()
             sys.exit("print_pdf: the page did not render cleanly:\n  " + "\n  ".join(problems))
         start = time.perf_counter()
-        # Not tagged=True (with outline=True, bookmarks): measured, it costs 3 s of CPU of the
-        # 17 and doubles the file (2.6 -> 5.9 MB); the contents page links inside the PDF.
+        # Tagged (the structure a screen reader follows), with an outline (the bookmarks a
+        # reader's sidebar shows), which Chromium builds from the tagged headings.
         page.pdf(
-            path=str(out), format="A4", print_background=True,
+            path=str(out), format="A4", print_background=True, tagged=True, outline=True,
             display_header_footer=True, header_template="<span></span>",
             footer_template=FOOTER,
             margin={"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"},
