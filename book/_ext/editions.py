@@ -237,5 +237,4 @@ def setup(app):
     app.add_post_transform(TranslateExecutionTable)
     app.add_post_transform(SolutionTitles)
     app.connect("builder-inited", translate_interface)
-    app.add_search_language(chinese_search_language())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
