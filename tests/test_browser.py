@@ -19,7 +19,14 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from chromium import CHROMIUM_FLAGS, INSPECT_PAGE, RAW_TEX, browser_required, chromium_path
+from chromium import (
+    CHROMIUM_FLAGS,
+    INSPECT_PAGE,
+    RAW_TEX,
+    browser_required,
+    chromium_path,
+    site_pages,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "book" / "_ext"))
@@ -33,17 +40,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 CJK_FONT = re.compile(r"CJK|Source Han|PingFang|Hiragino|YaHei|SimSun|SimHei|WenQuanYi|"
                       r"Droid Sans Fallback|AR PL|Noto Sans SC|Noto Serif SC", re.IGNORECASE)
 def pages() -> list[str]:
-    if not SITE.exists():
-        return []
-    return sorted(
-        str(p.relative_to(SITE)) for p in SITE.rglob("*.html")
-        if not any(part.startswith("_") for part in p.relative_to(SITE).parts)
-        and not is_redirect(p)
-    )
-
-
-def is_redirect(page: Path) -> bool:
-    return 'http-equiv="Refresh"' in page.read_text(encoding="utf-8")[:500]
+    return site_pages(SITE)
 
 
 def test_the_book_has_pages():
