@@ -177,6 +177,15 @@ def ints(name: str, values, least: int = 1, count: int = 1) -> list[int]:
     return list(values)
 
 
+def multiple(**values: int) -> None:
+    """Raise a ``ValueError`` unless the first named value is a multiple of the second, as
+    ``multiple(d_model=512, num_heads=8)``."""
+    (name, value), (of_name, of) = values.items()
+    if value % of:
+        raise ValueError(f"{name} must be a multiple of {of_name}, got {name}={value}, "
+                         f"{of_name}={of}")
+
+
 def finite(**values: float) -> None:
     """Raise a clear error unless every named value is a finite real number."""
     for name, value in values.items():
