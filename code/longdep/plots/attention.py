@@ -4,7 +4,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-from longdep.plots.efficient import check_curves
+from longdep.plots._checks import check_curves
 from longdep.plots.style import _plain_log_ticks, closed_for_display
 
 

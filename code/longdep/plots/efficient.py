@@ -3,23 +3,8 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
+from longdep.plots._checks import check_curves
 from longdep.plots.style import closed_for_display
-
-
-def check_curves(name: str, curves, length: int | None = None, dims: int = 1) -> None:
-    """Raise a clear TypeError or ValueError unless ``curves`` is a non-empty dict of arrays
-    with ``dims`` dimensions, each of ``length`` entries along its last axis when given (the
-    argument checks of the figures of Chapters 4 and 6)."""
-    if not isinstance(curves, dict):
-        raise TypeError(f"{name} must be a dict of arrays, got {type(curves).__name__}")
-    if not curves:
-        raise ValueError(f"{name} must hold at least one curve, got an empty dict")
-    for key, values in curves.items():
-        shape = np.shape(values)
-        if len(shape) != dims or (length is not None and shape[-1] != length) or 0 in shape:
-            expected = f"{dims} dimension(s)" + (f", {length} along the last" if length else "")
-            raise ValueError(f"{name}[{key!r}] must be a non-empty array of {expected}, "
-                             f"got shape {shape}")
 
 
 # Chapter 6 figures

@@ -3,19 +3,10 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
+from longdep.plots._checks import check_curves
 from longdep.plots.style import closed_for_display
 
 EXTRA_COLOURS = ["#a0522d", "#9acd32", "#8a2be2"]  # after the style's cycle: brown, green, violet
-
-
-def check_curves(name: str, curves) -> None:
-    """Raise a ``TypeError`` unless ``curves`` is a dict of label -> 1-d array."""
-    if not isinstance(curves, dict):
-        raise TypeError(f"{name} must be a dict of label -> array, got {type(curves).__name__}")
-    for label, values in curves.items():
-        if np.ndim(values) != 1:
-            raise ValueError(f"{name}[{label!r}] must be a 1-d array, got shape "
-                             f"{np.shape(values)}")
 
 
 # Chapter 3 figures
@@ -31,7 +22,7 @@ def plot_lstm_gradients(distances, measured: dict[str, np.ndarray],
     colour, so every model has one colour across both panels. Arrays are indexed by distance.
     """
     check_curves("measured", measured)
-    check_curves("cell_path", cell_path)
+    check_curves("cell_path", cell_path, allow_empty=True)
     check_curves("scaled", scaled)
     if scaled_model not in measured:
         raise ValueError(f"scaled_model must be a label of measured {list(measured)}, "

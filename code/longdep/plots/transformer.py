@@ -4,22 +4,8 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
+from longdep.plots._checks import check_profiles
 from longdep.plots.style import _plain_log_ticks, closed_for_display
-
-
-def _check_profiles(name: str, profiles) -> None:
-    """Raise unless ``profiles`` maps each depth L (an int) to L positive finite numbers."""
-    if not isinstance(profiles, dict) or not profiles:
-        raise TypeError(f"{name} must be a non-empty dict {{depth: (depth,) array}}, got "
-                        f"{type(profiles).__name__}")
-    for depth, values in profiles.items():
-        values = np.asarray(values, dtype=float)
-        if not isinstance(depth, (int, np.integer)) or values.shape != (depth,):
-            raise ValueError(f"{name}[{depth!r}] must have shape ({depth},), "
-                             f"got {values.shape}")
-        if not (np.isfinite(values).all() and (values > 0).all()):
-            raise ValueError(f"{name}[{depth!r}] must be positive and finite, "
-                             f"got {values.tolist()}")
 
 
 def plot_ffn_gradient_profiles(inits: dict[str, tuple[dict, dict]]):
@@ -37,8 +23,8 @@ def plot_ffn_gradient_profiles(inits: dict[str, tuple[dict, dict]]):
     for name, pair in inits.items():
         if not (isinstance(pair, tuple) and len(pair) == 2):
             raise TypeError(f"inits[{name!r}] must be a (post, pre) pair of dicts")
-        _check_profiles(f"inits[{name!r}] post", pair[0])
-        _check_profiles(f"inits[{name!r}] pre", pair[1])
+        check_profiles(f"inits[{name!r}] post", pair[0])
+        check_profiles(f"inits[{name!r}] pre", pair[1])
         if list(pair[0]) != list(pair[1]) or list(pair[0]) != list(next(iter(inits.values()))[0]):
             raise ValueError("every profile must have the same depths, in the same order")
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.4), layout="constrained")
