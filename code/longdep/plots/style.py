@@ -97,7 +97,7 @@ def closed_for_display(fig: mpl.figure.Figure, alt: str | None = None) -> mpl.fi
     plt.close(fig)
     if alt is not None:
         check_words(alt=alt)
-        _ALT_TEXTS[fig] = alt
+        _ALT_TEXTS[fig] = spaced(alt) if _LANGUAGE.get() == "zh" else alt
     return fig
 
 
@@ -121,6 +121,28 @@ def words(en: str, zh: str) -> str:
     way, once, with its Chinese beside it."""
     check_words(en=en, zh=zh)
     return zh if _LANGUAGE.get() == "zh" else en
+
+
+def joined(items, clauses: bool = False) -> str:
+    """Items of a list in a sentence: "a, b, c" in English, "a、b、c" in Chinese; with
+    ``clauses`` (items that hold commas, such as "LSTM, forget bias 1 2.6e-28") "a; b" and
+    "a；b"."""
+    items = list(items) if not isinstance(items, str) and hasattr(items, "__iter__") else None
+    if items is None or not all(isinstance(item, str) for item in items):
+        raise TypeError("items must be an iterable of str (a list's items in a sentence)")
+    return (words("; ", "；") if clauses else words(", ", "、")).join(items)
+
+
+_LATIN_THEN_CHINESE = re.compile(r"([A-Za-z0-9])([\u4e00-\u9fff])")
+_CHINESE_THEN_LATIN = re.compile(r"([\u4e00-\u9fff])([A-Za-z0-9])")
+
+
+def spaced(text: str) -> str:
+    """Chinese text with a space between a Chinese character and a Latin letter or a digit, as
+    the Chinese edition writes it ("LSTM 的梯度"), where a name given in English meets the
+    Chinese around it ("{name}的梯度" with name = "LSTM")."""
+    check_words(text=text)
+    return _CHINESE_THEN_LATIN.sub(r"\1 \2", _LATIN_THEN_CHINESE.sub(r"\1 \2", text))
 
 
 def localised(label, language: str | None = None) -> str:
@@ -219,7 +241,7 @@ def both_languages(plot, *args, **kwargs) -> dict[str, tuple[bytes, str]]:
 def _distance_axis(ax, title: str) -> None:
     """A log axis of gradient ratios against distance d (steps back from the last step)."""
     ax.set_yscale("log")
-    ax.set_xlabel("distance d = T - k (steps)")
+    ax.set_xlabel(words("distance d = T - k (steps)", "距离 d = T - k（步）"))
     ax.set_ylabel(r"$\|\partial L/\partial h_{T-d}\| \;/\; \|\partial L/\partial h_T\|$")
     ax.set_title(title)
 
