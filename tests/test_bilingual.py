@@ -193,3 +193,41 @@ def test_without_a_chinese_font_the_english_figure_is_shown_and_the_font_named(m
     assert "apt-get install fonts-noto-cjk" in out and err == ""
     with pytest.raises(RuntimeError, match="fonts-noto-cjk"), style.in_language("zh"):
         pass
+
+
+def test_a_name_the_chapter_passes_is_drawn_in_the_language_of_the_figure():
+    """A model's name given as a Bilingual becomes the legend entry (and the alt text's name)
+    of each language; the figure's own words come with it."""
+    from longdep.plots.efficient import plot_mqar
+
+    accuracies = {book.Bilingual("linear attention", "线性注意力"): np.full((2, 3), 0.8),
+                  "LSTM": np.full((2, 3), 0.1)}
+    drawn = {}
+    for language in ("en", "zh"):
+        with style.in_language(language):
+            fig = plot_mqar([2, 4, 8], accuracies, 0.0625, 16, recalled=0.7)
+        drawn[language] = (fig.axes[0].get_legend(), style.alt_text(fig))
+    (en_legend, en_alt), (zh_legend, zh_alt) = drawn["en"], drawn["zh"]
+    assert [t.get_text() for t in en_legend.get_texts()] == [
+        "linear attention", "LSTM", "chance (0.0625)"]
+    assert [t.get_text() for t in zh_legend.get_texts()] == ["线性注意力", "LSTM", "随机猜测（0.0625）"]
+    assert "linear attention 8; LSTM fewer than 2" in en_alt
+    assert "线性注意力 8 对；LSTM 不到 2 对" in zh_alt, "a space between Latin and Chinese"
+
+
+def test_the_figures_lists_and_spaces_follow_each_languages_typography():
+    assert style.joined(["0.1", "1", "10"]) == "0.1, 1, 10"
+    assert style.joined(["LSTM, bias 1 3e-28", "GRU 3e-59"], clauses=True) == \
+        "LSTM, bias 1 3e-28; GRU 3e-59"
+    with style.in_language("zh"):
+        assert style.joined(["0.1", "1"]) == "0.1、1"
+        assert style.joined(["a", "b"], clauses=True) == "a；b"
+    assert style.spaced("tanh RNN的梯度为1e-03，W_hh（32 单元）") == \
+        "tanh RNN 的梯度为 1e-03，W_hh（32 单元）"
+
+
+def test_the_mqar_figure_checks_its_threshold():
+    from longdep.plots.efficient import plot_mqar
+
+    with pytest.raises(ValueError, match="recalled must be between 0 and 1, got 70"):
+        plot_mqar([2, 4], {"a": np.ones((2, 2))}, 0.1, 16, recalled=70)

@@ -187,12 +187,17 @@ def chinese_font() -> str | None:
     until the cache is rebuilt, so the system's Chinese font files it does not know are added
     to it first (for this process only).
     """
+    def first_known() -> str | None:
+        names = {font.name for font in font_manager.fontManager.ttflist}
+        return next((name for name in CHINESE_FONTS if name in names), None)
+
+    if found := first_known():
+        return found
     known = {font.fname for font in font_manager.fontManager.ttflist}
-    for path in font_manager.findSystemFonts():
+    for path in font_manager.findSystemFonts():  # asks fontconfig: tens of milliseconds
         if path not in known and CHINESE_FONT_FILES.search(path):
             font_manager.fontManager.addfont(path)
-    names = {font.name for font in font_manager.fontManager.ttflist}
-    return next((name for name in CHINESE_FONTS if name in names), None)
+    return first_known()
 
 
 def alt_text(fig: mpl.figure.Figure) -> str:
