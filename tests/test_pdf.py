@@ -300,11 +300,16 @@ def chapter_pages(edition: Edition, page: str) -> str:
 @pytest.mark.parametrize("page", BILINGUAL_CHAPTERS)
 def test_a_chapter_of_the_pdf_shows_the_outputs_of_its_own_language(edition, page):
     """The PDF of each edition prints its own language's outputs of a chapter whose outputs are
-    bilingual, and none of the other language's (the lines the two languages do not share)."""
-    lines = bilingual_lines(REPO / f"{page}.ipynb")
+    bilingual, and none of the other language's (the lines the two languages do not share; a
+    line that the code itself holds, such as a table's header, is printed with the code)."""
+    notebook = REPO / f"{page}.ipynb"
+    lines = bilingual_lines(notebook)
     own = lines["zh-CN" if edition.language.startswith("zh") else "en"]
-    other = lines["en" if edition.language.startswith("zh") else "zh-CN"] - own
-    assert len(own) > 20 and len(other) > 20, "the chapter prints texts and tables"
+    code = squeezed("".join("".join(cell["source"]) for cell in json.loads(
+        notebook.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "code"))
+    other = {line for line in lines["en" if edition.language.startswith("zh") else "zh-CN"]
+             if line not in own and squeezed(line) not in code}
+    assert len(own) > 20 and len(other) > 10, "the chapter prints texts and tables"
     text = squeezed(chapter_pages(edition, page))
     missing = [line for line in own if squeezed(line) not in text]
     assert not missing, f"outputs missing from the {edition.language} PDF: {missing[:5]}"
