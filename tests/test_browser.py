@@ -240,12 +240,19 @@ def pasted(page: Path) -> list[str]:
     return [span.get_text() for span in article.select("span.pasted-text")]
 
 
+NUMBER = re.compile(r"[-+]?\d[\d.,]*(?:e[-+]?\d+)?")
+
+
 @pytest.mark.parametrize("page", english_pages() or ["book/intro.html"])
 def test_every_glued_number_of_a_chinese_page_is_the_english_number(page):
     built()
     english, chinese = pasted(SITE / page), pasted(ZH / page)
-    # A translated paragraph may order its numbers differently: compare them as multisets.
-    assert sorted(chinese) == sorted(english), page
+    # A translated paragraph may order its numbers differently: compare them as multisets. A
+    # glued word or phrase has its Chinese (the _zh key of longdep.book.chapter_glue) on the
+    # Chinese page: the numbers inside the pasted values are the same.
+    assert len(chinese) == len(english), page
+    assert sorted(n for v in chinese for n in NUMBER.findall(v)) == \
+        sorted(n for v in english for n in NUMBER.findall(v)), page
     assert all(value.strip() for value in chinese), "an empty pasted number"
 
 
@@ -471,3 +478,47 @@ def test_a_chinese_page_has_no_english_interface(browser, server, page_path):
         assert all(re.fullmatch(r"练习 3\.\d+ 解答", title) for title in solutions), solutions
     if page_path == "book/execution_statistics.html":
         assert "缓存" in {text for _, text in texts}
+
+
+# ---- what a cell shows, in the page's language (one execution, book/_ext/bilingual_outputs.py)
+
+# The chapters whose cell outputs are bilingual (CONTRIBUTING.md, "Both editions"): on the
+# Chinese page they are Chinese, on the English page English.
+BILINGUAL_CHAPTERS = ["book/01_rnn_bptt.html"]
+# Latin words a Chinese output may keep: names of code and of libraries, as the prose keeps them.
+CODE_NAMES = {"autograd", "PyTorch", "torch", "tanh", "softmax", "BPTT", "RNN", "LSTM", "GRU"}
+OUTPUTS = """() => {
+  const outputs = [...document.querySelectorAll('article div.cell_output')];
+  return {
+    texts: outputs.flatMap(o => [...o.querySelectorAll('.output')].map(n => n.textContent)),
+    alts: outputs.flatMap(o => [...o.querySelectorAll('img')].map(i => i.alt)),
+  };
+}"""
+
+
+def english_words(text: str) -> list[str]:
+    """The English words of a text: runs of two or more Latin letters, but not code names
+    (weight_hh, float32: a word with a digit or an underscore) or CODE_NAMES."""
+    return [word for word in re.findall(r"\w+", text)
+            if re.fullmatch(r"[A-Za-z]{2,}", word) and word not in CODE_NAMES]
+
+
+@pytest.mark.parametrize("page_path", BILINGUAL_CHAPTERS)
+def test_every_output_of_a_chinese_chapter_page_is_chinese(browser, server, page_path):
+    """Every cell output of the page, shown or in a closed dropdown, and every figure's alt
+    text: on the Chinese page no English word left (code names and numbers aside), on the
+    English page no Chinese character."""
+    found = {}
+    for edition in ("", "zh_CN/"):
+        page = browser.new_page()
+        page.goto(f"{server}/{edition}{page_path}", wait_until="load")
+        found[edition] = page.evaluate(OUTPUTS)
+        page.close()
+    chinese, english = found["zh_CN/"], found[""]
+    assert chinese["texts"] and chinese["alts"], "the chapter shows outputs and figures"
+    left = [word for text in chinese["texts"] + chinese["alts"] for word in english_words(text)]
+    assert not left, f"{len(left)} English words in the Chinese page's outputs: {left}"
+    assert all(len(CJK.findall(alt)) > 20 for alt in chinese["alts"]), chinese["alts"]
+    assert len(english["texts"]) == len(chinese["texts"]), "the same outputs in both editions"
+    assert not [text for text in english["texts"] + english["alts"] if CJK.search(text)]
+    assert all(len(english_words(alt)) > 20 for alt in english["alts"]), english["alts"]

@@ -316,7 +316,7 @@ def test_plots_check_their_arguments():
         plot_lstm_gradients(range(3), [curve], {}, {}, "a")
     with pytest.raises(ValueError, match="chance must lie in"):
         plot_key_recall_accuracy([5, 10], {"a": torch.ones(2, 2).numpy()}, chance=2, title="t")
-    with pytest.raises(ValueError, match=r"seconds\['a'\] must be a 1-d array"):
+    with pytest.raises(ValueError, match=r"seconds\['a'\] must be a non-empty array of 1 dim"):
         plot_sequential_cost([4], {"a": [[1.0]]}, positions=4)
 
 
