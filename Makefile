@@ -136,7 +136,7 @@ test-accessibility:
 
 # Re-execute the chapters in place, storing their outputs (commit them with the chapter).
 notebooks: setup
-	$(BIN)/jupyter-execute --inplace --timeout=120 $(CHAPTERS)
+	$(BIN)/jupyter-execute --inplace --timeout=300 $(CHAPTERS)
 
 clean:
 	rm -rf _build _tools
