@@ -290,7 +290,7 @@ def cell_state_jacobian(
     """
     check.instance(lstm, "lstm", LSTM)
     check.step(x_t, c_prev, lstm.input_size, lstm.hidden_size, lstm.weight_ih, "c_prev")
-    check.hidden_state(o_prev, tuple(c_prev.shape), "o_prev", x_t)
+    check.state(o_prev, "o_prev", tuple(c_prev.shape), x_t)
     h_prev = o_prev * torch.tanh(c_prev)
     i, f, g, _ = lstm.gates(lstm.input_parts(x_t), h_prev)
     w_i, w_f, w_g, _ = lstm.weight_hh.chunk(4, dim=0)

@@ -47,8 +47,8 @@ def device_dtype(x: torch.Tensor, reference: torch.Tensor, name: str,
     if (dtype and x.dtype != reference.dtype) or x.device != reference.device:
         raise TypeError(
             f"{name} is {str(x.dtype).removeprefix('torch.')} on {x.device}, but {what} "
-            f"{str(reference.dtype).removeprefix('torch.')} on {reference.device}; convert one "
-            "with .to()")
+            f"{str(reference.dtype).removeprefix('torch.')} on {reference.device}: dtype and "
+            "device must match; convert one with .to()")
 
 
 def sequence(x, features: int, name: str = "x", like: torch.Tensor | None = None) -> None:
@@ -61,41 +61,49 @@ def sequence(x, features: int, name: str = "x", like: torch.Tensor | None = None
         device_dtype(x, like, name)
 
 
-def hidden_state(h, shape: tuple[int, ...], name: str, like: torch.Tensor) -> None:
-    """Raise unless the state ``h`` is a floating (batch, hidden) tensor ``shape`` like ``like``."""
-    tensor(h, name, f"(batch, hidden) = {shape}")
-    if h.shape != shape:
-        raise ValueError(f"{name} must have shape (batch, hidden) = {shape}, got {describe(h)}")
-    device_dtype(h, like, name, "the inputs are")
+def state(value, name: str, shape: tuple[int, ...], like: torch.Tensor,
+          dims: str = "(batch, hidden)") -> None:
+    """Raise unless the state ``value`` is a floating tensor of exactly ``shape`` (written
+    ``dims``; a batch of 1 is not broadcast to a larger batch) with the dtype and device of the
+    inputs ``like``."""
+    tensor(value, name, f"{dims} = {shape}")
+    if value.shape != shape:
+        raise ValueError(f"{name} must have shape {dims} = {shape}, got {describe(value)}")
+    device_dtype(value, like, name, "the inputs are")
 
 
-def state_or_zeros(state, x: torch.Tensor, hidden_size: int, names: str | tuple = "h0"):
-    """Zeros (batch, hidden_size) like x (batch, ...) for ``state=None``, else the checked state;
+def state_or_zeros(given, x: torch.Tensor, hidden_size: int, names: str | tuple = "h0"):
+    """Zeros (batch, hidden_size) like x (batch, ...) for ``given=None``, else the checked state;
     with a tuple of ``names`` the state is that many tensors, such as the LSTM's (h0, c0)."""
     if isinstance(names, tuple):
-        if state is not None and (not isinstance(state, (tuple, list)) or len(state) != len(names)):
+        if given is not None and (not isinstance(given, (tuple, list)) or len(given) != len(names)):
             raise TypeError(f"state must be None or a pair ({', '.join(names)}) of tensors "
-                            f"(batch, hidden), got {describe(state)}")
-        return tuple(state_or_zeros(None if state is None else s, x, hidden_size, name)
-                     for s, name in zip(state or (None,) * len(names), names))
-    if state is None:
+                            f"(batch, hidden), got {describe(given)}")
+        return tuple(state_or_zeros(None if given is None else s, x, hidden_size, name)
+                     for s, name in zip(given or (None,) * len(names), names))
+    if given is None:
         return x.new_zeros(x.size(0), hidden_size)
-    hidden_state(state, (x.size(0), hidden_size), names, x)
-    return state
+    state(given, names, (x.size(0), hidden_size), x)
+    return given
+
+
+def step_input(x_t, features: int, like: torch.Tensor) -> None:
+    """Raise unless x_t is one step (batch, features) with the dtype and device of ``like``."""
+    tensor(x_t, "x_t", f"(batch, {features})", 2)
+    if x_t.dim() != 2 or x_t.size(1) != features:
+        raise ValueError(f"x_t must have shape (batch, {features}), got {describe(x_t)}")
+    device_dtype(x_t, like, "x_t")
 
 
 def step(x_t, h, input_size: int, hidden_size: int, like: torch.Tensor,
          names: str | tuple = "h") -> None:
     """Raise unless x_t is (batch, input_size) like ``like`` and the state ``h`` (or the tuple of
     states named ``names``) is (batch, hidden_size)."""
-    tensor(x_t, "x_t", f"(batch, {input_size})", 2)
-    if x_t.dim() != 2 or x_t.size(1) != input_size:
-        raise ValueError(f"x_t must have shape (batch, {input_size}), got {describe(x_t)}")
-    device_dtype(x_t, like, "x_t")
+    step_input(x_t, input_size, like)
     if isinstance(names, tuple):
         state_or_zeros(h, x_t, hidden_size, names)
     else:
-        hidden_state(h, (x_t.size(0), hidden_size), names, x_t)
+        state(h, names, (x_t.size(0), hidden_size), x_t)
 
 
 def qkv(q, k, v, same_shape: bool = False, causal: bool = False) -> None:
@@ -175,6 +183,15 @@ def ints(name: str, values, least: int = 1, count: int = 1) -> list[int]:
         raise ValueError(f"{name} must hold at least {count} ints, got {len(values)}")
     int_range(least, None, **{f"{name}[{i}]": value for i, value in enumerate(values)})
     return list(values)
+
+
+def multiple(**values: int) -> None:
+    """Raise a ``ValueError`` unless the first named value is a multiple of the second, as
+    ``multiple(d_model=512, num_heads=8)``."""
+    (name, value), (of_name, of) = values.items()
+    if value % of:
+        raise ValueError(f"{name} must be a multiple of {of_name}, got {name}={value}, "
+                         f"{of_name}={of}")
 
 
 def finite(**values: float) -> None:

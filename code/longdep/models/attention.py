@@ -36,7 +36,6 @@ except ImportError:  # copied into a folder of its own, beside _checks.py
     import _checks as check
 
 
-
 def causal_mask(steps: int, device: torch.device | None = None) -> Tensor:
     """The (steps, steps) boolean mask of causal attention: query t may attend to keys 0 .. t."""
     check.positive(steps=steps)
@@ -99,7 +98,7 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         check.positive(d_model=d_model, num_heads=num_heads)
         check_probability(dropout=dropout)
-        check_multiple(d_model=d_model, num_heads=num_heads)
+        check.multiple(d_model=d_model, num_heads=num_heads)
         self.d_model, self.num_heads, self.dropout = d_model, num_heads, dropout
         self.q_proj, self.k_proj, self.v_proj, self.out_proj = (
             nn.Linear(d_model, d_model) for _ in range(4))
@@ -247,15 +246,6 @@ def check_query_key_value(query, key, value, d_model: int, like: torch.Tensor) -
             f"query (batch, time_q, d_model), key and value (batch, time_k, d_model) need one "
             f"batch size, key and value one length; got {tuple(query.shape)}, {tuple(key.shape)}, "
             f"{tuple(value.shape)}")
-
-
-def check_multiple(**values: int) -> None:
-    """Raise a ``ValueError`` unless the first named value is a multiple of the second, as
-    ``check_multiple(d_model=512, num_heads=8)``."""
-    (name, value), (of_name, of) = values.items()
-    if value % of:
-        raise ValueError(f"{name} must be a multiple of {of_name}, got {name}={value}, "
-                         f"{of_name}={of}")
 
 
 def check_probability(**values: float) -> None:

@@ -30,13 +30,9 @@ import torch
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import (check_choice, check_finite, check_positive, check_sequence,
-                          check_tensor, describe)
-    from .ssd import check_token
-except ImportError:  # copied into a folder of its own, beside _checks.py and ssd.py
-    from _checks import (check_choice, check_finite, check_positive, check_sequence,
-                         check_tensor, describe)
-    from ssd import check_token
+    from . import _checks as check
+except ImportError:  # copied into a folder of its own, beside _checks.py
+    import _checks as check
 
 
 def power_scan(log_lambda: Tensor, b: Tensor) -> Tensor:
@@ -58,12 +54,12 @@ def power_scan(log_lambda: Tensor, b: Tensor) -> Tensor:
 def check_complex_state(h, shape: tuple[int, int], like: Tensor) -> None:
     """Raise unless the state h is a complex (batch, N) tensor of ``shape``, of the complex dtype
     of the real tensor ``like`` and on its device."""
-    check_tensor(h, "h", f"(batch, N) = {shape}", floating=False)
+    check.tensor(h, "h", f"(batch, N) = {shape}", floating=False)
     if not h.is_complex() or h.dtype != like.dtype.to_complex() or h.device != like.device:
         raise TypeError(f"h must be a {str(like.dtype.to_complex()).removeprefix('torch.')} "
-                        f"tensor on {like.device}, got {describe(h)} on {h.device}")
+                        f"tensor on {like.device}, got {check.describe(h)} on {h.device}")
     if h.shape != shape:
-        raise ValueError(f"h must have shape (batch, N) = {shape}, got {describe(h)}")
+        raise ValueError(f"h must have shape (batch, N) = {shape}, got {check.describe(h)}")
 
 
 SCANS = ("parallel", "sequential")
@@ -79,12 +75,12 @@ class LRU(nn.Module):
     def __init__(self, d_model: int, state_size: int, r_min: float = 0.0, r_max: float = 1.0,
                  max_phase: float = 2 * math.pi, scan: str = "parallel"):
         super().__init__()
-        check_positive(d_model=d_model, state_size=state_size)
-        check_finite(r_min=r_min, r_max=r_max, max_phase=max_phase)
+        check.positive(d_model=d_model, state_size=state_size)
+        check.finite(r_min=r_min, r_max=r_max, max_phase=max_phase)
         if not 0 <= r_min < r_max <= 1 or max_phase <= 0:
             raise ValueError(f"need 0 <= r_min < r_max <= 1 and max_phase > 0, got r_min={r_min}, "
                              f"r_max={r_max}, max_phase={max_phase}")
-        check_choice(scan=(scan, SCANS))
+        check.choice(scan=(scan, SCANS))
         self.d_model, self.state_size, self.scan = d_model, state_size, scan
         # |lambda|^2 uniform on [r_min^2, r_max^2]; kept off 0, where nu_log would be infinite.
         squared = torch.rand(state_size, dtype=torch.float64).clamp_min(1e-12)
@@ -117,7 +113,7 @@ class LRU(nn.Module):
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """x (batch, time, d_model), h0 (batch, N) complex or None for zeros -> y (batch, time,
         d_model) real and the last state h_T (batch, N) complex."""
-        check_sequence(x, self.d_model, like=self.D)
+        check.sequence(x, self.d_model, like=self.D)
         if h0 is not None:
             check_complex_state(h0, (x.size(0), self.state_size), self.D)
         log_lambda, b = self.log_eigenvalues(), self.drive(x)  # (N,), (batch, time, N)
@@ -135,6 +131,6 @@ class LRU(nn.Module):
     def step(self, x_t: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """One decoding step: x_t (batch, d_model), h_{t-1} (batch, N) complex or None for zeros
         -> y_t (batch, d_model) and h_t (batch, N)."""
-        check_token(x_t, self.d_model, self.D)
+        check.step_input(x_t, self.d_model, self.D)
         y, h = self(x_t[:, None], h)
         return y[:, 0], h
