@@ -106,23 +106,24 @@ def step(x_t, h, input_size: int, hidden_size: int, like: torch.Tensor,
         state(h, names, (x_t.size(0), hidden_size), x_t)
 
 
-def qkv(q, k, v, same_shape: bool = False, causal: bool = False) -> None:
-    """Raise unless q, k, v are floating tensors (..., time_q, d_k), (..., time_k, d_k),
-    (..., time_k, d_v) of one dtype and device; with ``same_shape`` their leading dimensions are
-    equal (else they broadcast, as in a matrix product), with ``causal`` time_q = time_k."""
-    for name, x in (("q", q), ("k", k), ("v", v)):
+def qkv(q, k, v, same_shape: bool = False, causal: bool = False,
+        names: tuple[str, str, str] = ("q", "k", "v")) -> None:
+    """Raise unless q, k, v (called ``names``) are floating tensors (..., time_q, d_k),
+    (..., time_k, d_k), (..., time_k, d_v) of one dtype and device; with ``same_shape`` their
+    leading dimensions are equal (else they broadcast, as in a matrix product), with ``causal``
+    time_q = time_k."""
+    for name, x in zip(names, (q, k, v)):
         tensor(x, name, "(..., time, features)", 2)
-        device_dtype(x, q, name, "q is")
+        device_dtype(x, q, name, f"{names[0]} is")
     if q.size(-1) != k.size(-1) or k.size(-2) != v.size(-2) or (
             same_shape and not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
         raise ValueError(
-            f"q, k, v must have shapes (..., time_q, d_k), (..., time_k, d_k), (..., time_k, d_v)"
-            f"{' with the same leading dimensions' if same_shape else ''}, got "
-            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+            f"{', '.join(names)} must have shapes (..., time_q, d_k), (..., time_k, d_k), "
+            f"(..., time_k, d_v){' with the same leading dimensions' if same_shape else ''}, "
+            f"got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
     if causal and q.size(-2) != k.size(-2):
-        raise ValueError(f"q (..., time_q, d_k) and k (..., time_k, d_k): this attention needs "
-                         f"time_q = time_k, got {q.size(-2)} and {k.size(-2)}")
-
+        raise ValueError(f"{names[0]} (..., time_q, d_k) and {names[1]} (..., time_k, d_k): this "
+                         f"attention needs time_q = time_k, got {q.size(-2)} and {k.size(-2)}")
 
 
 def mask(mask, shape: tuple[int, ...], dims: str, like: torch.Tensor) -> None:
