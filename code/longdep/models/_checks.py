@@ -204,6 +204,22 @@ def finite(**values: float) -> None:
             raise ValueError(f"{name} must be finite, got {value}")
 
 
+def probability(**values: float) -> None:
+    """Raise a clear error unless every named value (a dropout rate) lies in [0, 1], the range
+    of :class:`torch.nn.Dropout`."""
+    finite(**values)
+    for name, value in values.items():
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], got {value}")
+
+
+def flags(**values) -> None:
+    """Raise a ``TypeError`` unless every named value is a bool (True or False, not 1 or "yes")."""
+    for name, value in values.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be True or False, got {describe(value)}")
+
+
 def choice(**values: tuple[str, object]) -> None:
     """Raise a ``ValueError`` unless each named value (value, choices) is one of its choices."""
     for name, (value, choices) in values.items():
@@ -233,10 +249,10 @@ def callables(**values) -> None:
                             f"{describe(value)}")
 
 
-def instance(model, name: str, *needs) -> None:
+def instance(model, name: str, *needs):
     """Raise a ``TypeError`` unless ``model`` is an instance of every class in ``needs`` and has
     every attribute named there, as ``instance(rnn, "rnn", ElmanRNN)`` or
-    ``instance(model, "model", "step", "hidden_size")``."""
+    ``instance(model, "model", "step", "hidden_size")``; return ``model``."""
     for need in needs:
         if isinstance(need, str) and not hasattr(model, need):
             raise TypeError(f"{name} must have a {need!r} attribute, got {type(model).__name__}")
@@ -244,6 +260,7 @@ def instance(model, name: str, *needs) -> None:
             shown = (f"torch.nn.{need.__name__}" if need.__module__.startswith("torch.nn")
                      else need.__name__)
             raise TypeError(f"{name} must be a {shown}, got {describe(model)}")
+    return model
 
 
 def torch_module(module, cls: type, method: str = "from_torch", **needed) -> None:

@@ -64,7 +64,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     broadcasting as in a matrix product. mask: boolean, broadcastable to the scores' shape
     (..., time_q, time_k) without enlarging it; **True where query i may attend to key j** (the
     convention of :func:`torch.nn.functional.scaled_dot_product_attention`, the opposite of
-    ``attn_mask`` in :class:`torch.nn.MultiheadAttention`). dropout: probability in [0, 1) of
+    ``attn_mask`` in :class:`torch.nn.MultiheadAttention`). dropout: probability in [0, 1] of
     dropping an attention weight, applied only when ``training``.
 
     Returns the output (..., time_q, d_v) and the weights (..., time_q, time_k). Blocked scores
@@ -73,7 +73,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     zero weights and a zero output instead of NaN.
     """
     check.qkv(q, k, v)
-    check_probability(dropout=dropout)
+    check.probability(dropout=dropout)
     if mask is not None:
         shape = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.size(-2), k.size(-2))
         check.mask(mask, shape, "(..., time_q, time_k)", q)
@@ -97,7 +97,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0):
         super().__init__()
         check.positive(d_model=d_model, num_heads=num_heads)
-        check_probability(dropout=dropout)
+        check.probability(dropout=dropout)
         check.multiple(d_model=d_model, num_heads=num_heads)
         self.d_model, self.num_heads, self.dropout = d_model, num_heads, dropout
         self.q_proj, self.k_proj, self.v_proj, self.out_proj = (
@@ -246,14 +246,6 @@ def check_query_key_value(query, key, value, d_model: int, like: torch.Tensor) -
             f"query (batch, time_q, d_model), key and value (batch, time_k, d_model) need one "
             f"batch size, key and value one length; got {tuple(query.shape)}, {tuple(key.shape)}, "
             f"{tuple(value.shape)}")
-
-
-def check_probability(**values: float) -> None:
-    """Raise a clear error unless every named value (a dropout rate) lies in [0, 1)."""
-    check.finite(**values)
-    for name, value in values.items():
-        if not 0.0 <= value < 1.0:
-            raise ValueError(f"{name} must be in [0, 1), got {value}")
 
 
 def check_rotary(x, positions, base) -> None:
