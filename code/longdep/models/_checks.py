@@ -9,11 +9,21 @@ with this one into a project of their own. The conventions, the same for every m
 - inputs must have the dtype and device of the model's parameters (one message naming both);
 - empty inputs (a batch or a time axis of size 0) are refused with ``ValueError``: a model of
   the book has no meaningful output for a sequence without steps;
+- hyperparameters are checked where torch.nn and torch.optim draw their ranges (a dropout rate
+  in [0, 1], as torch.nn.Dropout); a bool option must be a bool;
 - NaN and inf in the inputs are not checked, as in PyTorch: they propagate to the outputs they
-  reach (each model file says which outputs those are).
+  reach (each model file says which outputs those are);
+- a NaN that finite inputs and finite parameters produce (float overflow inside a layer: a
+  LayerNorm squares its inputs, so float32 overflows past about 1e19, and inf - inf is NaN) is
+  refused with a ``ValueError`` naming the input, by the modules that can produce one
+  (:func:`overflow_checked`), where PyTorch's own layers return the NaN silently. An inf from
+  overflow is returned as inf (an honest "too large"), as in PyTorch.
 """
 
+import functools
+import inspect
 import math
+import threading
 
 import torch
 
@@ -140,6 +150,64 @@ def mask(mask, shape: tuple[int, ...], dims: str, like: torch.Tensor) -> None:
     device_dtype(mask, like, "mask", "the scores are", dtype=False)
 
 
+def unreadable(x: torch.Tensor) -> bool:
+    """True where a check may not read the values of ``x``: on the meta device, and under
+    torch.func transforms (vmap trains several seeds at once), whose values cannot decide a
+    branch."""
+    return x.device.type == "meta" or torch._C._functorch.is_functorch_wrapped_tensor(x)
+
+
+def finite_output(output: torch.Tensor, module: torch.nn.Module | None = None,
+                  **inputs: torch.Tensor) -> torch.Tensor:
+    """Return ``output``, unless it holds a NaN although the named floating ``inputs`` and the
+    parameters of ``module`` are all finite: float overflow inside the computation made it (an
+    inf that a later operation turned into NaN). Then raise a ``ValueError`` that names the
+    inputs and their largest entry. A NaN or inf given in an input or a parameter propagates,
+    unchecked; so do values a check cannot read (:func:`unreadable`). Costs one sum without NaN."""
+    if unreadable(output) or not math.isnan(output.detach().sum().item()):
+        return output
+    parameters = list(module.parameters()) if module is not None else []
+    if not torch.isnan(output).any() or not all(torch.isfinite(t).all()
+                                                for t in [*inputs.values(), *parameters]):
+        return output  # a sum of +inf and -inf, or a NaN that was given: as in PyTorch
+    largest = max(t.detach().abs().max().item() for t in inputs.values())
+    names = ", ".join(inputs)
+    raise ValueError(f"{names} {'is' if len(inputs) == 1 else 'are'} finite (largest |entry| "
+                     f"{largest:.3g}), but the output holds NaN: {str(output.dtype)[6:]} "
+                     f"overflowed inside the computation; scale {names} down or use float64")
+
+
+_CHECKING = threading.local()  # how many overflow-checked forwards are running in this thread
+
+
+def overflow_checked(forward):
+    """Decorate a module's ``forward``: a NaN in its output (the first, if it returns a tuple)
+    that finite floating tensor arguments and finite parameters made raises the ``ValueError``
+    of :func:`finite_output`, naming those arguments. Only the outermost decorated forward
+    checks (a layer inside a checked stack does not), so the message names what the caller
+    passed, and a call costs one sum."""
+    names = list(inspect.signature(forward).parameters)[1:]
+
+    @functools.wraps(forward)
+    def checked(self, *args, **kwargs):
+        depth = getattr(_CHECKING, "depth", 0)
+        _CHECKING.depth = depth + 1
+        try:
+            result = forward(self, *args, **kwargs)
+        finally:
+            _CHECKING.depth = depth
+        if depth:
+            return result
+        inputs = {}
+        for name, value in (dict(zip(names, args)) | kwargs).items():
+            if isinstance(value, torch.Tensor) and value.is_floating_point() and not any(
+                    value is seen for seen in inputs.values()):  # self-attention: x once
+                inputs[name] = value
+        finite_output(result[0] if isinstance(result, tuple) else result, self, **inputs)
+        return result
+    return checked
+
+
 def tokens(tokens, vocab_size: int, name: str = "tokens") -> None:
     """Raise unless ``tokens`` is a non-empty int64 (batch, time) tensor of ids in [0, vocab)."""
     tensor(tokens, name, "(batch, time)", 2, floating=False)
@@ -148,9 +216,7 @@ def tokens(tokens, vocab_size: int, name: str = "tokens") -> None:
                         f"{describe(tokens)}")
     if tokens.dim() != 2:
         raise ValueError(f"{name} must have shape (batch, time), got {describe(tokens)}")
-    # Values cannot be read on the meta device, nor decide a branch under torch.func.vmap
-    # (several seeds trained at once); nn.Embedding still refuses an id out of range there.
-    if tokens.device.type == "meta" or torch._C._functorch.is_functorch_wrapped_tensor(tokens):
+    if unreadable(tokens):  # nn.Embedding still refuses an id out of range there
         return
     if tokens.min() < 0 or tokens.max() >= vocab_size:
         raise ValueError(f"{name} must lie in [0, {vocab_size}), got values from "
@@ -233,6 +299,14 @@ def window(length: int, window: int) -> None:
     positive(length=length, window=window)
     if window > length:
         raise ValueError(f"window {window} is larger than the sequence ({length} steps)")
+
+
+def dt_range(dt_min: float, dt_max: float) -> None:
+    """Raise unless 0 < dt_min <= dt_max are finite numbers: the range of a state-space model's
+    initial step size (Mamba's dt_min and dt_max)."""
+    finite(dt_min=dt_min, dt_max=dt_max)
+    if not 0 < dt_min <= dt_max:
+        raise ValueError(f"need 0 < dt_min <= dt_max, got dt_min={dt_min}, dt_max={dt_max}")
 
 
 def generator(value, name: str = "generator") -> None:

@@ -19,6 +19,8 @@ blocked); :meth:`MultiHeadAttention.from_torch` copies weights only, so pass ``~
 torch module to compare the two.
 
 Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+Where finite float32 inputs overflow (past about 1e19 the scores q . k are inf and the softmax
+NaN), :class:`MultiHeadAttention` raises a ValueError naming them; torch's returns the NaN.
 NaN and inf are not checked, as in PyTorch. A NaN in query i reaches only output i. A NaN or inf
 in a *key* at a position a query may not see does not reach it (the mask overwrites that score),
 but one in a *value* does: its weight is exactly 0 and 0 * NaN = 0 * inf = NaN in the product
@@ -50,6 +52,7 @@ def sliding_window_mask(length: int, window: int, causal: bool = True,
     window - 1 keys on either side too. Either way one layer carries information window - 1 steps.
     """
     check.window(length, window)
+    check.flags(causal=causal)
     positions = torch.arange(length, device=device)
     offset = positions[:, None] - positions[None, :]  # (length, length): i - j
     return (offset >= 0) & (offset < window) if causal else offset.abs() < window
@@ -74,6 +77,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     """
     check.qkv(q, k, v)
     check.probability(dropout=dropout)
+    check.flags(training=training)
     if mask is not None:
         shape = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.size(-2), k.size(-2))
         check.mask(mask, shape, "(..., time_q, time_k)", q)
@@ -121,6 +125,7 @@ class MultiHeadAttention(nn.Module):
         inputs = (query, key, value)
         return tuple(self.split_heads(p(x)) for p, x in zip(self.projections(), inputs))
 
+    @check.overflow_checked
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None
                 ) -> tuple[Tensor, Tensor]:
         """query (batch, time_q, d_model), key and value (batch, time_k, d_model); mask boolean,
@@ -200,6 +205,7 @@ class CausalSelfAttention(nn.Module):
         self.attention = MultiHeadAttention(features, num_heads=1)
         self.window = window
 
+    @check.overflow_checked
     def forward(self, x: Tensor) -> Tensor:
         check.sequence(x, self.attention.d_model, like=self.attention.q_proj.weight)
         steps = x.size(1)

@@ -31,7 +31,8 @@ state is carried from chunk to chunk. :class:`DeltaNet` is the layer: projection
 :class:`.attention.MultiHeadAttention`, q and k L2-normalised per head, beta = sigmoid(W_beta x),
 and with ``gated`` the decay alpha.
 
-Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError);
+a NaN that finite inputs give :class:`DeltaNet` by float32 overflow raises a ValueError naming x.
 NaN and inf are not checked, as in PyTorch: in the recurrent form one at step t reaches step t
 and every later one; in the chunked form it also reaches the earlier steps of its chunk (through
 a triangular solve or a zero weight, 0 * inf = NaN), never an earlier chunk.
@@ -97,6 +98,9 @@ def chunks_of(x: torch.Tensor, chunk_size: int, time_dim: int) -> torch.Tensor:
     """Pad the time axis with zeros to a multiple of chunk_size and split it: (..., time, ...) ->
     (..., chunks, chunk_size, ...). A padded step has k = v = beta = log alpha = 0: it leaves
     the state as it is, and its output is dropped."""
+    check.tensor(x, "x", "(..., time, ...)")
+    check.positive(chunk_size=chunk_size)
+    check.int_range(-x.dim(), x.dim() - 1, time_dim=time_dim)
     time_dim %= x.dim()
     pad = (0, 0) * (x.dim() - 1 - time_dim) + (0, -x.size(time_dim) % chunk_size)
     padded = nn.functional.pad(x, pad)
@@ -189,6 +193,7 @@ class DeltaNet(nn.Module):
             log_alpha = log_alpha.transpose(1, 2)
         return q, k, self.heads(self.v_proj(x)), beta, log_alpha
 
+    @check.overflow_checked
     def forward(self, x: torch.Tensor, state: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """x (batch, time, d_model), state (batch, heads, d_k, d_v) or None -> y (batch, time,

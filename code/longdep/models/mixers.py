@@ -49,6 +49,7 @@ class CausalHeadsMixer(MultiHeadAttention):
     def mix_heads(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
+    @check.overflow_checked
     def forward(self, query, key, value, mask=None):
         check_self_mixing(query, key, value, mask, self.d_model, self.q_proj.weight)
         heads = self.mix_heads(*self.project(query, key, value))  # (batch, heads, time, d_k)
@@ -82,6 +83,7 @@ class SSMSelfMixer(nn.Module):
         self.d_model = d_model
         self.ssm = SelectiveSSM(d_model, state_size)
 
+    @check.overflow_checked
     def forward(self, query, key, value, mask=None):
         check_self_mixing(query, key, value, mask, self.d_model, self.ssm.D)
         return self.ssm(query), None

@@ -27,7 +27,8 @@ b_dt) > 0 (one per head, initialised log-uniform in [dt_min, dt_max] as in Mamba
 C_t = W_C x_t, the input scaled by dt_t as in Mamba-2's code, and a skip D x_t. Its long-range
 gradient dS_T/dS_k = (prod_{r=k+1..T} a_r) I is a product of gates below one: a forget gate.
 
-Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError);
+a NaN that finite inputs give :class:`ScalarSSM` by float32 overflow raises a ValueError naming x.
 NaN and inf are not checked, as in PyTorch: in the recurrent form one at step t reaches step t
 and every later one, never an earlier one; in the chunked form one in x_j also reaches the
 earlier outputs of its chunk, through a zero weight (0 * inf = NaN, as in softmax attention),
@@ -142,9 +143,8 @@ def decay_parameters(d_model: int, num_heads: int, dt_min: float = 1e-3, dt_max:
     """Mamba-2's decay a_t = exp(-softplus(W_dt x_t + b_dt) exp(A_log)), one per head: A_log
     (heads,) with exp(A_log) from U[1, 16], and W_dt (d_model -> heads) whose bias is
     softplus^-1 of a dt drawn log-uniformly in [dt_min, dt_max], so that a_t starts near 1."""
-    check.finite(dt_min=dt_min, dt_max=dt_max)
-    if not 0 < dt_min <= dt_max:
-        raise ValueError(f"need 0 < dt_min <= dt_max, got dt_min={dt_min}, dt_max={dt_max}")
+    check.positive(d_model=d_model, num_heads=num_heads)
+    check.dt_range(dt_min, dt_max)
     A_log = nn.Parameter(torch.empty(num_heads).uniform_(1, 16).log())
     dt_proj = nn.Linear(d_model, num_heads)
     with torch.no_grad():
@@ -193,6 +193,7 @@ class ScalarSSM(nn.Module):
         B, C = (p(x).unflatten(-1, (self.num_heads, -1)) for p in (self.B_proj, self.C_proj))
         return dt[..., None] * heads, -dt * self.A_log.exp(), B, C
 
+    @check.overflow_checked
     def forward(self, x: torch.Tensor, state: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """x (batch, time, d_model), state (batch, heads, N, P) or None -> y (batch, time,

@@ -13,10 +13,13 @@ Post-LN stacks need learning-rate warm-up (Chapter 5, "Training stability done r
 that into next-token logits, and :func:`next_token_model` joins the two.
 
 Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
-NaN and inf are not checked, as in PyTorch. A LayerNorm spreads one over all features of its
-position, and attention spreads it to every query, even in a causal stack: a query's weight for a
-later position is exactly 0, but 0 * NaN = NaN in the product with the values
-(:mod:`longdep.models.attention`; the tests check it).
+A float32 LayerNorm squares its inputs: finite inputs past about 1e19 overflow, and where
+torch.nn.TransformerEncoderLayer then returns NaN, :class:`EncoderLayer` and
+:class:`EncoderStack` raise a ValueError naming x. NaN and inf are not checked, as in PyTorch.
+A LayerNorm spreads one over all features of its position, and attention spreads it to every
+query, even in a causal stack: a query's weight for a later position is exactly 0, but
+0 * NaN = NaN in the product with the values (:mod:`longdep.models.attention`; the tests check
+it).
 """
 
 import math
@@ -75,6 +78,7 @@ class EncoderLayer(nn.Module):
     def feed_forward_block(self, x: Tensor) -> Tensor:
         return self.dropout2(self.linear2(self.dropout(torch.relu(self.linear1(x)))))
 
+    @check.overflow_checked
     def forward(self, x: Tensor, mask: Tensor | None = None, last_only: bool = False) -> Tensor:
         """x (batch, time, d_model) -> the same, mask as in :meth:`MultiHeadAttention.forward`;
         with ``last_only`` only the last position asks: (batch, 1, d_model), the last row."""
@@ -82,11 +86,11 @@ class EncoderLayer(nn.Module):
         keys = self.norm1(x) if self.norm_first else x
         query, mask = (keys[:, -1:], last_query(mask)) if last_only else (keys, mask)
         mixed = self.dropout1(self.self_attn(query, keys, keys, mask)[0])  # the residual branch
-        x = (x[:, -1:] if last_only else x) + mixed
+        y = (x[:, -1:] if last_only else x) + mixed
         if self.norm_first:  # Pre-LN: x + F(LN(x))
-            return x + self.feed_forward_block(self.norm2(x))
-        x = self.norm1(x)  # Post-LN: LN(x + F(x))
-        return self.norm2(x + self.feed_forward_block(x))
+            return y + self.feed_forward_block(self.norm2(y))
+        y = self.norm1(y)  # Post-LN: LN(x + F(x))
+        return self.norm2(y + self.feed_forward_block(y))
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "EncoderLayer":
@@ -142,16 +146,17 @@ class EncoderStack(nn.Module):
         causal = causal_mask(x.size(1), x.device)  # (time, time)
         return causal if mask is None else mask & causal
 
+    @check.overflow_checked
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         """x (batch, time, input_size) -> (batch, time, d_model), or (batch, 1, d_model) if
         ``last_only``; mask boolean, True = may attend, broadcastable to (batch, time, time),
         and-ed with the causal mask if ``causal``."""
         check.sequence(x, self.input_size, like=self.layers[0].linear1.weight)
-        x = self.dropout(self.positional_encoding(self.input_projection(x)))  # (b, t, d_model)
-        mask = self.attention_mask(x, mask)
+        h = self.dropout(self.positional_encoding(self.input_projection(x)))  # (b, t, d_model)
+        mask = self.attention_mask(h, mask)
         for layer in self.layers:
-            x = layer(x, mask, self.last_only and layer is self.layers[-1])
-        return self.final_norm(x)
+            h = layer(h, mask, self.last_only and layer is self.layers[-1])
+        return self.final_norm(h)
 
     def layer_outputs(self, x: Tensor, mask: Tensor | None = None):
         """Yield the output (batch, time, d_model) of every layer in turn, for x already embedded
@@ -227,6 +232,10 @@ class NextTokenModel(nn.Module):
         super().__init__()
         check.instance(encoder, "encoder", nn.Module)
         check.instance(head, "head", nn.Module)
+        width, reads = getattr(encoder, "d_model", None), getattr(head, "in_features", None)
+        if width is not None and reads is not None and width != reads:
+            raise ValueError(f"the encoder gives d_model={width} features, but the head reads "
+                             f"in_features={reads}: the two must be equal")
         self.encoder, self.head = encoder, head
 
     def forward(self, tokens: Tensor, mask: Tensor | None = None) -> Tensor:
