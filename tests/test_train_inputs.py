@@ -149,6 +149,10 @@ def test_clipping_takes_one_tensor_as_torch_does_and_checks_the_rest():
     (lambda: Adam(tiny().parameters(), 1e-3, betas=(1.0, 0.999)), ValueError,
      r"betas\[0\] must be in \[0, 1\)"),
     (lambda: Adam(tiny().parameters(), 1e-3, eps=-1.0), ValueError, r"eps must be at least 0"),
+    (lambda: Adam(tiny().parameters(), 3.402823466385288e37), ValueError,
+     r"lr=3.40282e\+37 gives steps of lr / 0.1 = 3.40282e\+38, more than float32 can hold"),
+    (lambda: train(tiny(), batch, 1, lr=[0.1]), TypeError,
+     r"lr must be one value for train's one model"),
     (lambda: SGD(tiny().parameters(), torch.tensor([[0.1]])), ValueError,
      r"lr as a tensor must hold one finite rate >= 0 per seed"),
 ])

@@ -77,6 +77,16 @@ class Optimizer:
         check_rate(lr)
         self.lr = lr
 
+    def check_step_size(self, divisor: float = 1.0) -> None:
+        """Raise a ``ValueError`` naming lr if the largest step multiplier, lr / ``divisor``,
+        cannot be held in a parameter's dtype: torch.optim then fails with "value cannot be
+        converted to type float without overflow"."""
+        lr = float(self.lr.max() if isinstance(self.lr, Tensor) else self.lr)
+        for p in self.parameters:
+            if p.is_floating_point() and lr / divisor > torch.finfo(p.dtype).max:
+                raise ValueError(f"lr={lr:g} gives steps of lr / {divisor:g} = "
+                                 f"{lr / divisor:g}, more than {str(p.dtype)[6:]} can hold")
+
     def zero_grad(self) -> None:
         for p in self.parameters:
             p.grad = None
@@ -91,6 +101,10 @@ class Optimizer:
 class SGD(Optimizer):
     """Plain stochastic gradient descent, p <- p - lr * grad (Chapter 2), as ``torch.optim.SGD``
     computes it with its defaults."""
+
+    def __init__(self, parameters: Iterable[Tensor], lr: float | Tensor):
+        super().__init__(parameters, lr)
+        self.check_step_size()
 
     @torch.no_grad()
     def step(self) -> None:
@@ -126,6 +140,7 @@ class Adam(Optimizer):
         if eps < 0:
             raise ValueError(f"eps must be at least 0, got {eps}")
         (self.beta1, self.beta2), self.eps = betas, eps
+        self.check_step_size(1 - self.beta1**1)  # the first step's multiplier, as step() has it
         self.means = [torch.zeros_like(p) for p in self.parameters]
         self.squares = [torch.zeros_like(p) for p in self.parameters]
         self.steps = [0] * len(self.parameters)  # t counts the steps that had a gradient
@@ -221,6 +236,10 @@ def train(
     before every step; what it returns is kept in ``observed`` (Chapter 2 follows a descent so).
     This is :func:`train_seeds` with one model.
     """
+    for name, value in (("lr", lr), ("clip_norm", clip_norm), ("warmup_steps", warmup_steps)):
+        if isinstance(value, (list, tuple)):
+            raise TypeError(f"{name} must be one value for train's one model, got "
+                            f"{check.describe(value)}; train_seeds takes one per model")
     return train_seeds([model], make_batch, steps, [seed], optimizer=optimizer, lr=lr,
                        clip_norm=clip_norm, warmup_steps=warmup_steps,
                        eval_batches=eval_batches, loss=loss, observe=observe,

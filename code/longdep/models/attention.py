@@ -200,8 +200,7 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, features: int, window: int | None = None):
         super().__init__()
-        if window is not None:
-            check.positive(window=window)
+        check.positive(features=features, **({} if window is None else {"window": window}))
         self.attention = MultiHeadAttention(features, num_heads=1)
         self.window = window
 
