@@ -21,6 +21,7 @@ accept (``make_batch(generator)``, ``optimizer(parameters, lr=...)``, ``loss(log
 """
 
 import copy
+import inspect
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -400,11 +401,11 @@ def check_training(models, make_batch, steps, seeds, optimizer, eval_batches, lo
     check.positive(steps=steps)
     check.int_range(0, None, eval_batches=eval_batches)
     check.flags(vectorized=vectorized)
-    check.accepts("make_batch", make_batch, "make_batch(generator)", None)
-    check.accepts("optimizer", optimizer, "optimizer(parameters, lr=...)", [], lr=1.0)
-    check.accepts("loss", loss, "loss(logits, targets)", None, None)
+    accepts("make_batch", make_batch, "make_batch(generator)", None)
+    accepts("optimizer", optimizer, "optimizer(parameters, lr=...)", [], lr=1.0)
+    accepts("loss", loss, "loss(logits, targets)", None, None)
     if observe is not None:
-        check.accepts("observe", observe, "observe(parameters)", {})
+        accepts("observe", observe, "observe(parameters)", {})
     shapes = [{n: p.shape for n, p in m.named_parameters()} for m in models]
     for i, shape in enumerate(shapes):
         if shape != shapes[0]:
@@ -421,6 +422,23 @@ def check_training(models, make_batch, steps, seeds, optimizer, eval_batches, lo
                 raise ValueError("vectorized=True needs models without dropout (vmap draws one "
                                  "mask for every seed): pass vectorized=False or dropout=0")
     return len(models)
+
+
+def accepts(name: str, fn, call: str, *args, **kwargs) -> None:
+    """Raise a ``TypeError`` unless ``fn`` is callable and its signature takes the arguments of
+    ``call`` (as the docs write the call; ``args`` and ``kwargs`` stand for its arguments). A
+    callable whose signature Python cannot read (some builtins) passes."""
+    check.callables(**{name: fn})
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as error:
+        shown = getattr(fn, "__qualname__", type(fn).__name__)
+        raise TypeError(f"{name} must be callable as {call}, but {shown}{signature} is not: "
+                        f"{error}") from None
 
 
 def one_seed_after_another(function: Callable) -> Callable:

@@ -323,23 +323,6 @@ def callables(**values) -> None:
                             f"{describe(value)}")
 
 
-def accepts(name: str, fn, call: str, *args, **kwargs) -> None:
-    """Raise a ``TypeError`` unless ``fn`` is callable and its signature takes the arguments of
-    ``call`` (as the docs write the call; ``args`` and ``kwargs`` stand for its arguments). A
-    callable whose signature Python cannot read (some builtins) passes."""
-    callables(**{name: fn})
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return
-    try:
-        signature.bind(*args, **kwargs)
-    except TypeError as error:
-        shown = getattr(fn, "__qualname__", type(fn).__name__)
-        raise TypeError(f"{name} must be callable as {call}, but {shown}{signature} is not: "
-                        f"{error}") from None
-
-
 def instance(model, name: str, *needs):
     """Raise a ``TypeError`` unless ``model`` is an instance of every class in ``needs`` and has
     every attribute named there, as ``instance(rnn, "rnn", ElmanRNN)`` or
