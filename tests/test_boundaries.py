@@ -42,8 +42,8 @@ from longdep.models.transformer import (
     NextTokenHead,
     TransformerEncoder,
 )
-from longdep.tasks import key_recall_batch, mqar_batch
 from longdep.optim import SGD, Adam, clip_gradient_norm_
+from longdep.tasks import key_recall_batch, mqar_batch
 from longdep.train import cross_entropy, train
 from torch import nn
 

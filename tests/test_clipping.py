@@ -12,9 +12,9 @@ from longdep.experiments.clipping import (
     cliff_loss,
     train_settings,
 )
+from longdep.optim import SGD, clip_gradient_norm_, clip_per_seed_
 from longdep.seeds import seeded_generator
 from longdep.tasks import key_recall_batch
-from longdep.optim import SGD, clip_gradient_norm_, clip_per_seed_
 from longdep.train import train, train_seeds
 from torch import nn
 

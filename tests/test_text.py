@@ -12,18 +12,39 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch import nn
-
-from longdep.corpus import (CORPUS_SHA256, SEPARATOR, corpus_path, identifier_classes,
-                            load_corpus, load_corpus_text, split_text)
-from longdep.experiments.text import (TEXT_BUDGET, CharacterModel, ContextUse, FlatLogits,
-                                      character_model, context_statistics, held_out_set,
-                                      last_position_only, measure_context_use,
-                                      parameter_count, random_windows, train_character_models,
-                                      window_batches)
-from longdep.measure.context import (ablated_windows, context_reach, context_rises, last_losses,
-                                     token_losses)
+from longdep.corpus import (
+    CORPUS_SHA256,
+    SEPARATOR,
+    corpus_path,
+    identifier_classes,
+    load_corpus,
+    load_corpus_text,
+    split_text,
+)
+from longdep.experiments.text import (
+    TEXT_BUDGET,
+    CharacterModel,
+    ContextUse,
+    FlatLogits,
+    character_model,
+    context_statistics,
+    held_out_set,
+    last_position_only,
+    measure_context_use,
+    parameter_count,
+    random_windows,
+    train_character_models,
+    window_batches,
+)
+from longdep.measure.context import (
+    ablated_windows,
+    context_reach,
+    context_rises,
+    last_losses,
+    token_losses,
+)
 from longdep.train import train
+from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
 

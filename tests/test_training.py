@@ -13,13 +13,13 @@ from longdep.experiments.key_recall import (
     accuracy_word,
     format_accuracy_table,
     key_recall_accuracies,
+    key_recall_transformer,
     train_key_recall,
 )
 from longdep.models.heads import LastStepClassifier
 from longdep.models.lstm import LSTM
-from longdep.experiments.key_recall import key_recall_transformer
-from longdep.tasks import key_recall_batch
 from longdep.optim import SGD, Adam, clip_gradient_norm_, warmup_factor
+from longdep.tasks import key_recall_batch
 from longdep.train import accuracy, train, train_seeds
 from torch import nn
 
