@@ -24,7 +24,7 @@ CATALOGS = BOOK / "locale" / "zh_CN" / "LC_MESSAGES" / "book"
 # first use of one of them should link it, and the term then leaves this set.
 AWAITING_CHAPTER_LINK = {
     "bag of tokens", "burn-in", "joint spectral radius", "key recall", "kv cache",
-    "mean-field theory", "post-ln", "pre-activation", "pre-ln", "residual stream",
+    "mean-field theory", "post-ln", "pre-ln", "residual stream",
     "transient amplification"}
 MAX_CODE_LINE = 90
 
