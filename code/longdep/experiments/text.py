@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 import longdep.train
+from longdep.book import Bilingual
 from longdep.corpus import Corpus, identifier_classes
 from longdep.experiments.registry import KIND, ModelShape
 from longdep.experiments.workers import in_worker_processes
@@ -37,6 +38,12 @@ from longdep.train import Batch, train_seeds
 
 LANGUAGE_MODELS = ("LSTM", "Transformer (softmax attention)", "linear attention")
 """The registry's names of the three models Chapter 7 trains."""
+
+MODEL_LABELS = {"LSTM": Bilingual("LSTM", "LSTM"),
+                "Transformer (softmax attention)": Bilingual("Transformer (softmax attention)",
+                                                             "Transformer（softmax 注意力）"),
+                "linear attention": Bilingual("linear attention", "线性注意力")}
+"""Each model's name as Chapter 7's tables and figures show it, in both languages."""
 
 
 @dataclass(frozen=True)
