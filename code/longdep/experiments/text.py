@@ -66,7 +66,7 @@ class TextBudget:
     eval_windows: int = 512
     ablation_windows: int = 192
     eval_seed: int = 7
-    distances: tuple[int, ...] = (1, 2, 4, 6, 8, 12, 16, 24, 32, 63)
+    distances: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 63)
 
 
 TEXT_BUDGET = TextBudget()
