@@ -19,7 +19,8 @@ CHROMIUM_FLAGS = [
     "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic",
 ]
 # Text a reader must never see: TeX delimiters or commands that MathJax left untypeset.
-RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname|\\sqrt|\\text\{|\\math[a-z]+\{")
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname"
+                     r"|\\sqrt|\\text\{|\\math[a-z]+\{")
 
 INSPECT_PAGE = """() => {
   const images = [...document.querySelectorAll('img')];

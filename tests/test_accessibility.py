@@ -11,8 +11,8 @@ selectors), and axe's summary of what to fix. Rules of impact "moderate" or "min
 
 axe-core is the npm package, at the version the Makefile pins (AXE_VERSION), fetched into _tools/
 by `make test`'s set-up; this test injects its axe.min.js into each page. One browser, one tab, the
-pages in sequence, each loaded once for both modes. Run `make book` first (`make test` does). Without Chromium, the
-built book or the fetched axe-core the tests skip, saying why; with CI=true or
+pages in sequence, each loaded once for both modes. Run `make book` first (`make test` does).
+Without Chromium, the built book or the fetched axe-core the tests skip, saying why; with CI=true or
 LONGDEP_REQUIRE_BROWSER=1 they fail instead.
 """
 

@@ -51,8 +51,10 @@ def test_last_only_is_the_last_step_of_the_full_output_with_the_same_gradients()
 def test_running_mean_and_max_by_hand():
     bag = BagOfTokens(1, 2)
     with torch.no_grad():  # route the pooled features straight out: y = mean + max
-        bag.mlp[0].weight.copy_(torch.eye(2)); bag.mlp[0].bias.zero_()
-        bag.mlp[2].weight.copy_(torch.ones(2, 2)); bag.mlp[2].bias.zero_()
+        bag.mlp[0].weight.copy_(torch.eye(2))
+        bag.mlp[0].bias.zero_()
+        bag.mlp[2].weight.copy_(torch.ones(2, 2))
+        bag.mlp[2].bias.zero_()
     x = torch.tensor([[[1.0], [3.0], [2.0]]])
     assert torch.allclose(bag(x)[0, :, 0], torch.tensor([1.0 + 1, 2 + 3, 2 + 3]))
 

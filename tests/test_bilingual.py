@@ -121,7 +121,7 @@ def test_words_are_the_language_being_drawn_and_english_outside():
         assert style.localised(book.Bilingual("bag of tokens", "词元袋")) == "词元袋"
         assert style.localised("LSTM") == "LSTM"
     with pytest.raises(ZeroDivisionError), style.in_language("zh"):
-        1 / 0
+        raise ZeroDivisionError
     assert style.words("gradient norm", "梯度范数") == "gradient norm", "reset after an error"
     assert style.localised(book.Bilingual("bag of tokens", "词元袋")) == "bag of tokens"
 
@@ -210,7 +210,8 @@ def test_a_name_the_chapter_passes_is_drawn_in_the_language_of_the_figure():
     (en_legend, en_alt), (zh_legend, zh_alt) = drawn["en"], drawn["zh"]
     assert [t.get_text() for t in en_legend.get_texts()] == [
         "linear attention", "LSTM", "chance (0.0625)"]
-    assert [t.get_text() for t in zh_legend.get_texts()] == ["线性注意力", "LSTM", "随机猜测（0.0625）"]
+    assert [t.get_text() for t in zh_legend.get_texts()] == ["线性注意力", "LSTM",
+                                                            "随机猜测（0.0625）"]
     assert "linear attention 8; LSTM fewer than 2" in en_alt
     assert "线性注意力 8 对；LSTM 不到 2 对" in zh_alt, "a space between Latin and Chinese"
 

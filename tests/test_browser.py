@@ -14,11 +14,11 @@ LONGDEP_REQUIRE_BROWSER=1 a missing browser is a failure instead.
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from build_stamp import read_stamp, stamp_text
 from chromium import (
     CHROMIUM_FLAGS,
     INSPECT_PAGE,
@@ -29,8 +29,6 @@ from chromium import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "book" / "_ext"))
-from build_stamp import read_stamp, stamp_text  # the book's own extension, from book/_ext
 
 SITE = REPO / "_build" / "html"
 ZH = SITE / "zh_CN"
@@ -259,12 +257,14 @@ def test_every_glued_number_of_a_chinese_page_is_the_english_number(page):
 @pytest.mark.parametrize("page", english_pages() or ["book/intro.html"])
 def test_every_page_links_to_the_same_page_in_the_other_edition(page):
     built()
-    for here, there, language in ((SITE / page, ZH / page, "zh-CN"), (ZH / page, SITE / page, "en")):
+    for here, there, language in ((SITE / page, ZH / page, "zh-CN"),
+                                  (ZH / page, SITE / page, "en")):
         soup = BeautifulSoup(here.read_text(encoding="utf-8"), "html.parser")
         link = soup.select_one(f"a.language-switcher[hreflang='{language}']")
         assert link is not None, f"{here}: no link to the {language} edition"
         assert (here.parent / link["href"]).resolve() == there.resolve()
-        alternates = {a["hreflang"]: a["href"] for a in soup.select("link[rel=alternate][hreflang]")}
+        alternates = {a["hreflang"]: a["href"]
+                      for a in soup.select("link[rel=alternate][hreflang]")}
         assert alternates["en"].endswith(f"/{page}") and "/zh_CN/" not in alternates["en"]
         assert alternates["zh-CN"].endswith(f"/zh_CN/{page}")
 
@@ -304,7 +304,6 @@ def glossary_terms(page: Path) -> list[str]:
 def test_the_glossary_is_alphabetical_in_english_and_in_pinyin_order_in_chinese():
     """English in the order of the source; Chinese re-sorted by book/_ext/glossary_order.py."""
     built()
-    sys.path.insert(0, str(REPO / "book" / "_ext"))
     from glossary_order import pinyin_key
 
     english = glossary_terms(SITE / "book" / "glossary.html")

@@ -1,13 +1,13 @@
-"""Tests of Chapter 6's drivers (attention_costs, summary, the Performer and sparse paths): every equality the chapter states, and clear errors."""
+"""Tests of Chapter 6's drivers (attention_costs, summary, the Performer and sparse paths): every
+equality the chapter states, and clear errors."""
 
 import math
 
 import pytest
 import torch
 from longdep.book import Table
-from longdep.experiments.attention import fewest_layers
 from longdep.experiments import summary
-from longdep.experiments.attention import performer_errors, random_mask_path_lengths
+from longdep.experiments.attention import fewest_layers, performer_errors, random_mask_path_lengths
 from longdep.experiments.attention_costs import (
     ATTENTION_KINDS,
     attention_call,
@@ -17,6 +17,7 @@ from longdep.experiments.attention_costs import (
     decoding_costs,
     fused_scratch_mib,
 )
+from longdep.experiments.registry import KIND, ORDER_BLIND, ModelShape
 from longdep.experiments.summary import (
     SUMMARY_MODELS,
     ModelMeasures,
@@ -31,8 +32,6 @@ from longdep.experiments.summary import (
     state_transition_factors,
     summary_table,
 )
-from longdep.experiments.registry import KIND, ORDER_BLIND, ModelShape
-from longdep.models.bag import BagOfTokens
 from longdep.measure.cost import (
     crossover_length,
     fitted_exponent,
@@ -52,6 +51,7 @@ from longdep.models.attention import (
     scaled_dot_product_attention,
     sliding_window_mask,
 )
+from longdep.models.bag import BagOfTokens
 from longdep.models.linear import (
     elu_feature_map,
     favor_features,
@@ -261,7 +261,8 @@ def test_one_state_selective_ssm_is_a_gated_rnn():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: sequential_scan(torch.ones(2, 3), torch.ones(2, 4)), "same shape"),
-    (lambda: parallel_scan(torch.ones(3), torch.ones(3)), r"a must have shape \(batch, time, ...\)"),
+    (lambda: parallel_scan(torch.ones(3), torch.ones(3)),
+     r"a must have shape \(batch, time, ...\)"),
     (lambda: SelectiveSSM(4, 2, scan="fast"), "scan"),
     (lambda: SelectiveSSM(4, 0), "state_size must be at least 1, got 0"),
     (lambda: SelectiveSSM(4, 2)(torch.ones(1, 3, 5)), r"x must have shape \(batch, time, 4\)"),
@@ -561,7 +562,8 @@ def test_the_order_blind_control_trains_on_key_recall_and_other_names_raise():
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda: attention_call("softmax", 0), ValueError, "length must be at least 1"),
-    (lambda: attention_call("linear", 8, features=2.5), TypeError, "features must be an int, got float 2.5"),
+    (lambda: attention_call("linear", 8, features=2.5), TypeError,
+     "features must be an int, got float 2.5"),
     (lambda: attention_costs([]), ValueError, "lengths must hold at least 1 ints, got 0"),
     (lambda: attention_costs("32"), TypeError, "lengths must be a list of ints"),
     (lambda: attention_seconds([8], repeats=0), ValueError, "repeats must be at least 1, got 0"),

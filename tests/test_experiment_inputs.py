@@ -11,7 +11,6 @@ import pytest
 import torch
 from longdep import book
 from longdep.experiments import clipping, rnn, vanishing
-from longdep.models.rnn import ElmanRNN
 from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
 from longdep.plots import vanishing as plots

@@ -1,7 +1,6 @@
 """Chapter 6, "What is quadratic and what need not be": the fused attention kernel's counts."""
 
 import torch
-
 from longdep.experiments.attention_costs import attention_call, attention_costs
 from longdep.measure.cost import attention_flops, peak_allocated_bytes, peak_tensor_bytes
 
@@ -28,6 +27,8 @@ def test_peak_allocated_bytes_sees_what_operators_return_and_buffers_they_keep_i
     x = torch.randn(64, 64)
     assert peak_allocated_bytes(lambda: x @ x) == peak_tensor_bytes(lambda: x @ x) == 64 * 64 * 4
     q = torch.randn(1, 1, 512, 16)
-    fused = lambda: torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    def fused():
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+
     assert peak_allocated_bytes(fused) > peak_tensor_bytes(fused)  # the kernel's work buffer
     assert attention_flops(fused) == 4 * 512 * 512 * 16

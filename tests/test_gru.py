@@ -2,9 +2,8 @@
 
 import pytest
 import torch
-from torch import nn
-
 from longdep.models.gru import GRU
+from torch import nn
 
 
 @pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 1e-5), (torch.float64, 1e-12)])

@@ -113,7 +113,8 @@ def test_bad_arguments_raise_clear_errors():
         LSTM(0, 4)
     with pytest.raises(ValueError, match=r"x must have shape \(batch, time, 3\), got .* \(5, 3\)"):
         model(torch.randn(5, 3))
-    with pytest.raises(ValueError, match=r"x must have shape \(batch, time, 3\), got .*\(2, 5, 2\)"):
+    with pytest.raises(ValueError,
+                       match=r"x must have shape \(batch, time, 3\), got .*\(2, 5, 2\)"):
         model(torch.randn(2, 5, 2))
     x = torch.randn(2, 5, 3)
     with pytest.raises(TypeError, match=r"state must be None or a pair \(h0, c0\)"):
@@ -315,8 +316,11 @@ def test_experiment_helpers_check_their_arguments(call, error, message):
 
 
 def test_plots_check_their_arguments():
-    from longdep.plots.lstm import (plot_key_recall_accuracy, plot_lstm_gradients,
-                                    plot_sequential_cost)
+    from longdep.plots.lstm import (
+        plot_key_recall_accuracy,
+        plot_lstm_gradients,
+        plot_sequential_cost,
+    )
     curve = torch.ones(3).numpy()
     with pytest.raises(ValueError, match="scaled_model must be a label"):
         plot_lstm_gradients(range(3), {"a": curve}, {}, {"s = 1": curve}, "b")
@@ -331,8 +335,12 @@ def test_plots_check_their_arguments():
 def test_key_recall_rows_side_by_side_equal_one_after_another():
     """Rows and distances trained in worker processes give the accuracies of a serial run,
     bit for bit, in the budget's order of distances."""
-    from longdep.experiments.key_recall import (KeyRecallBudget, bag_of_tokens,
-                                                key_recall_accuracies, key_recall_rows)
+    from longdep.experiments.key_recall import (
+        KeyRecallBudget,
+        bag_of_tokens,
+        key_recall_accuracies,
+        key_recall_rows,
+    )
 
     budget = KeyRecallBudget(steps=3, batch_size=4, eval_batches=1, distances=(2, 3, 5),
                              seeds=(0, 1))

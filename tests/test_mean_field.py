@@ -2,8 +2,12 @@
 
 import numpy as np
 import pytest
-from longdep.experiments.vanishing import (growth_onset, mean_field_fixed_point,
-                                           measured_rates, predicted_rate)
+from longdep.experiments.vanishing import (
+    growth_onset,
+    mean_field_fixed_point,
+    measured_rates,
+    predicted_rate,
+)
 
 
 def _fixed_point_by_trapezoid(s, sigma_x):

@@ -38,7 +38,8 @@ def seeded(seed: int) -> torch.Generator:
 
 @FAST
 @given(batch=sizes, steps=sizes, inputs=sizes, hidden=sizes, dtype=DTYPES,
-       nonlinearity=st.sampled_from(["tanh", "relu"]), with_h0=st.booleans(), seed=st.integers(0, 99))
+       nonlinearity=st.sampled_from(["tanh", "relu"]), with_h0=st.booleans(),
+       seed=st.integers(0, 99))
 def test_elman_rnn_equals_torch_rnn(batch, steps, inputs, hidden, dtype, nonlinearity, with_h0,
                                     seed):
     generator = seeded(seed)

@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ElementTree
 from functools import cache
 from pathlib import Path
@@ -29,11 +28,10 @@ from typing import NamedTuple
 
 import pytest
 import yaml
+from edition_config import edition_config
+from print_pdf import LABELS
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "book" / "_ext"))
-from edition_config import edition_config  # the book's own extensions, from book/_ext
-from print_pdf import LABELS
 
 PDF_NAME = "transformer-0-to-1.pdf"
 # An edition: its language and its HTML root; its PDF is <root>/_downloads/PDF_NAME.
@@ -44,7 +42,8 @@ EDITIONS = {
 # The font families a Chinese PDF may draw its Chinese text in (print.css asks for the first).
 CJK_FONT = re.compile(r"CJK|SourceHan|PingFang|HiraginoSans|YaHei", re.IGNORECASE)
 POPPLER = ("pdfinfo", "pdftotext", "pdfimages", "pdffonts", "pdftoppm", "pdftohtml")
-RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname|\\sqrt|\\text\{|\\math[a-z]+\{")
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname"
+                     r"|\\sqrt|\\text\{|\\math[a-z]+\{")
 MIN_PAGES = 60
 
 

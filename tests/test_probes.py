@@ -93,8 +93,8 @@ def test_measured_ratio_never_exceeds_the_bound(seed):
         sigma = torch.linalg.matrix_norm(weight, ord=2)
         distance = torch.arange(40, dtype=torch.float64)
         for nonlinearity in NONLINEARITIES:
-            rnn, x = rnn_with_recurrent_matrix(weight, nonlinearity, input_scale=scale, steps=40, batch=3,
-                               seed=seed)
+            rnn, x = rnn_with_recurrent_matrix(weight, nonlinearity, input_scale=scale, steps=40,
+                                               batch=3, seed=seed)
             ratios = ratios_by_distance(state_gradient_norms(rnn, x))
             assert torch.all(ratios <= sigma**distance * (1 + 1e-10))
         x = torch.randn(3, 40, 2, dtype=torch.float64, generator=generator)
@@ -105,7 +105,8 @@ def test_measured_ratio_never_exceeds_the_bound(seed):
 @pytest.mark.parametrize("scale", [0.5, 1.0, 2.0])
 def test_linear_rnn_with_scaled_orthogonal_weight_sits_on_the_bound(scale):
     weight = scale * orthogonal_matrix(8, torch.Generator().manual_seed(0))
-    ratios = ratios_by_distance(state_gradient_norms(*rnn_with_recurrent_matrix(weight, "identity", steps=60)))
+    rnn, x = rnn_with_recurrent_matrix(weight, "identity", steps=60)
+    ratios = ratios_by_distance(state_gradient_norms(rnn, x))
     expected = torch.full((60,), scale, dtype=torch.float64) ** torch.arange(60)
     torch.testing.assert_close(ratios, expected, rtol=1e-10, atol=0)
 
@@ -170,7 +171,8 @@ def test_bad_arguments_raise():
     model = small_rnn("tanh")
     with pytest.raises(ValueError, match=r"x must have shape \(batch, time, 3\)"):
         state_gradient_norms(model, torch.randn(5, 3, dtype=torch.float64))
-    with pytest.raises(ValueError, match=r"x must have shape \(batch, time, 3\), got .*\(1, 5, 2\)"):
+    with pytest.raises(ValueError,
+                       match=r"x must have shape \(batch, time, 3\), got .*\(1, 5, 2\)"):
         state_gradient_norms(model, torch.randn(1, 5, 2, dtype=torch.float64))
     with pytest.raises(ValueError, match="h0 must have shape"):
         state_gradient_norms(model, torch.randn(2, 5, 3, dtype=torch.float64),

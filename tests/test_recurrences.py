@@ -168,8 +168,8 @@ def test_the_books_batched_training_trains_each_seed_as_alone(name):
     """train_seeds runs every seed at once under torch.func.vmap: the model must have batching
     rules for all it does. Each seed's loss equals that of its copy trained on its own."""
     models = [LastStepClassifier(make(name, seed).float()) for seed in (0, 1)]
-    alone_model = copy.deepcopy(models[1])  # train_seeds writes the trained weights back
+    second = copy.deepcopy(models[1])  # train_seeds writes the trained weights back
     together = train_seeds(models, sign_batch, steps=3, seeds=[0, 1], lr=1e-2)
-    alone = train_seeds([alone_model], sign_batch, steps=3, seeds=[1], lr=1e-2)
+    alone = train_seeds([second], sign_batch, steps=3, seeds=[1], lr=1e-2)
     assert together[1].losses == pytest.approx(alone[0].losses, rel=1e-4)
     assert together[0].losses != pytest.approx(together[1].losses, rel=1e-4)

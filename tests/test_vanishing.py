@@ -41,8 +41,10 @@ def test_scaled_orthogonal_matrix():
 
 def test_probe_rnn_is_deterministic_and_scales_its_input():
     weight = torch.randn(5, 5, dtype=torch.float64)
-    rnn, x = rnn_with_recurrent_matrix(weight, "relu", input_scale=1.0, steps=12, batch=3, input_size=2, seed=4)
-    rnn2, x2 = rnn_with_recurrent_matrix(weight, "relu", input_scale=2.5, steps=12, batch=3, input_size=2, seed=4)
+    rnn, x = rnn_with_recurrent_matrix(weight, "relu", input_scale=1.0, steps=12, batch=3,
+                                       input_size=2, seed=4)
+    rnn2, x2 = rnn_with_recurrent_matrix(weight, "relu", input_scale=2.5, steps=12, batch=3,
+                                         input_size=2, seed=4)
     assert x.shape == (3, 12, 2) and x.dtype == torch.float64
     torch.testing.assert_close(x2, 2.5 * x, rtol=1e-15, atol=0)
     assert torch.equal(rnn.weight_ih, rnn2.weight_ih) and torch.equal(rnn.weight_hh, weight)

@@ -2,9 +2,9 @@
 
 A claim the book makes about a model must not depend on which random numbers were drawn. To
 check that, ``make test`` executes every chapter once more with the environment variable
-``LONGDEP_SEED_SHIFT`` set (say to 1000): :func:`seeded_generator` and :func:`manual_seed` then add it
-to every seed they are given, so every weight, batch and draw of the chapter changes, and every
-assertion of the chapter must still hold. Unset, the shift is 0 and the stored outputs are
+``LONGDEP_SEED_SHIFT`` set (say to 1000): :func:`seeded_generator` and :func:`manual_seed` then
+add it to every seed they are given, so every weight, batch and draw of the chapter changes, and
+every assertion of the chapter must still hold. Unset, the shift is 0 and the stored outputs are
 reproduced. Code of the book never calls ``torch.Generator().manual_seed`` or
 ``torch.manual_seed`` itself (tests/test_repro.py checks it).
 """

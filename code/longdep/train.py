@@ -8,15 +8,21 @@ book's tiny models cost per-operation overhead, which the seeds then share. Both
 optimizer, the learning rate, the clipping threshold and the warm-up; :func:`train_seeds` takes
 each of the last three per model.
 
-Gradient clipping is Algorithm 1 of Pascanu, Mikolov & Bengio (2013), in one form for one model
-(:func:`clip_gradient_norm_`) and one for stacked seeds (:func:`clip_per_seed_`). :class:`Adam`
-and :class:`SGD` are the book's two optimizers, written out; any ``torch.optim`` optimizer can
-be passed instead.
+The optimizers (the book's :class:`~longdep.optim.Adam` and :class:`~longdep.optim.SGD`, or
+any ``torch.optim`` optimizer), the warm-up and gradient clipping (Algorithm 1 of Pascanu,
+Mikolov & Bengio, 2013) are in :mod:`longdep.optim`.
+
+Arguments are checked at the boundary as :mod:`longdep.models._checks` describes. Learning rates
+are checked where ``torch.optim`` checks them (at least 0), and also refused when not finite
+(torch takes ``lr=inf`` and returns inf weights); Adam's ``betas`` and ``eps`` as
+``torch.optim.Adam`` checks them. A function argument is checked against the call it must
+accept (``make_batch(generator)``, ``optimizer(parameters, lr=...)``, ``loss(logits, targets)``).
 """
 
 import copy
+import inspect
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -24,6 +30,14 @@ from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from longdep.models import _checks as check
+from longdep.optim import (
+    Adam,
+    Optimizer,
+    check_rate,
+    clip_per_seed_,
+    set_learning_rate,
+    warmup_factor,
+)
 from longdep.seeds import seeded_generator
 
 Batch = tuple[Tensor, Tensor]
@@ -45,115 +59,13 @@ class TrainingResult:
 def cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
     """The mean cross-entropy of logits (..., classes) against integer targets (...): one target
     per sequence (key recall) or one per position (a language model)."""
+    check.tensor(logits, "logits", "(..., classes)")
+    check.tensor(targets, "targets", "(...)", 0, floating=False)
+    if targets.dtype != torch.int64 or targets.shape != logits.shape[:-1]:
+        raise ValueError(f"targets must be int64 classes of shape (...) = "
+                         f"{tuple(logits.shape[:-1])}, one per row of the logits "
+                         f"{tuple(logits.shape)}, got {check.describe(targets)}")
     return nn.functional.cross_entropy(logits.flatten(0, -2), targets.flatten())
-
-
-# speed-up: the book's own SGD and Adam, because the first use of torch.optim imports the
-# compiler (torch._dynamo, over a second per process) and its general loop over parameters
-# costs more than the update itself for models this small; each equals its torch.optim twin bit
-# for bit. Delete when torch.optim no longer imports the compiler (README.md, "Speed patches").
-class Optimizer:
-    """What the book's :class:`SGD` and :class:`Adam` share: the parameters, the learning rate
-    ``lr`` (a warm-up changes it between steps) and ``zero_grad``. Each equals its
-    ``torch.optim`` twin bit for bit (tests/test_training.py). ``lr`` may also be a (seeds,)
-    tensor: one learning rate per seed of parameters stacked along a leading seed dimension, each
-    slice stepped as a float ``lr`` of its own would step it.
-    """
-
-    def __init__(self, parameters: Iterable[Tensor], lr: float | Tensor):
-        self.parameters = list(parameters)
-        if not self.parameters or not all(isinstance(p, Tensor) for p in self.parameters):
-            raise ValueError("parameters must be a non-empty iterable of tensors")
-        if not isinstance(lr, Tensor):
-            check.finite(lr=lr)
-            if lr <= 0:
-                raise ValueError(f"lr must be a positive finite number, got {lr!r}")
-        self.lr = lr
-
-    def zero_grad(self) -> None:
-        for p in self.parameters:
-            p.grad = None
-
-    def scaled(self, value: float | Tensor, p: Tensor) -> float | Tensor:
-        """``value`` (a float, or one number per seed) shaped to multiply a stacked ``p``."""
-        if isinstance(value, Tensor):
-            return value.to(p.dtype).view(-1, *[1] * (p.dim() - 1))
-        return value
-
-
-class SGD(Optimizer):
-    """Plain stochastic gradient descent, p <- p - lr * grad (Chapter 2), as ``torch.optim.SGD``
-    computes it with its defaults."""
-
-    @torch.no_grad()
-    def step(self) -> None:
-        for p in self.parameters:
-            if p.grad is not None:
-                if isinstance(self.lr, Tensor):
-                    p.sub_(p.grad * self.scaled(self.lr, p))
-                else:
-                    p.add_(p.grad, alpha=-self.lr)
-
-
-class Adam(Optimizer):
-    """Adam (Kingma & Ba 2015), computed operation for operation as ``torch.optim.Adam`` with
-    its defaults computes it on a CPU.
-
-    m <- beta1 m + (1 - beta1) g and v <- beta2 v + (1 - beta2) g^2 are running means of the
-    gradient and of its square, and the step is lr * m_hat / (sqrt(v_hat) + eps), where
-    m_hat = m / (1 - beta1^t) and v_hat = v / (1 - beta2^t) undo their bias towards the zeros
-    they start from: each parameter's step is about lr whatever its gradient's scale. ``betas``
-    and ``eps`` are checked where ``torch.optim.Adam`` checks them (each beta in [0, 1),
-    eps >= 0).
-    """
-
-    def __init__(self, parameters: Iterable[Tensor], lr: float | Tensor,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
-        super().__init__(parameters, lr)
-        if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
-            raise TypeError(f"betas must be a pair (beta1, beta2), got {check.describe(betas)}")
-        check.finite(**{"betas[0]": betas[0], "betas[1]": betas[1]}, eps=eps)
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"betas[{i}] must be in [0, 1), got {beta}")
-        if eps < 0:
-            raise ValueError(f"eps must be at least 0, got {eps}")
-        (self.beta1, self.beta2), self.eps = betas, eps
-        self.means = [torch.zeros_like(p) for p in self.parameters]
-        self.squares = [torch.zeros_like(p) for p in self.parameters]
-        self.steps = [0] * len(self.parameters)  # t counts the steps that had a gradient
-
-    @torch.no_grad()
-    def step(self) -> None:
-        for i, (p, m, v) in enumerate(zip(self.parameters, self.means, self.squares)):
-            if p.grad is None:
-                continue
-            self.steps[i] = t = self.steps[i] + 1
-            m.lerp_(p.grad, 1 - self.beta1)
-            v.mul_(self.beta2).addcmul_(p.grad, p.grad, value=1 - self.beta2)
-            denominator = (v.sqrt() / (1 - self.beta2**t) ** 0.5).add_(self.eps)
-            if isinstance(self.lr, Tensor):  # addcdiv_'s (value * m) / denominator, per seed
-                p.add_(m.mul(self.scaled(-self.lr / (1 - self.beta1**t), p)).div_(denominator))
-            else:
-                p.addcdiv_(m, denominator, value=-self.lr / (1 - self.beta1**t))
-
-
-def set_learning_rate(optimizer, lr: float | Tensor) -> None:
-    """Give ``optimizer`` the learning rate ``lr`` for its next step: the book's optimizers read
-    ``optimizer.lr``, ``torch.optim``'s read each parameter group's ``"lr"``. A per-seed
-    (tensor) rate needs the book's optimizers."""
-    if isinstance(optimizer, Optimizer):
-        optimizer.lr = lr
-    elif hasattr(optimizer, "param_groups"):
-        if isinstance(lr, Tensor):
-            raise ValueError("one learning rate per seed needs the book's Adam or SGD "
-                             f"(longdep.train), not {type(optimizer).__name__}")
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-    else:
-        raise TypeError(f"optimizer must build a longdep.train.Optimizer or a torch.optim "
-                        f"optimizer (it needs an lr or param_groups), got "
-                        f"{type(optimizer).__name__}")
 
 
 def train(
@@ -183,6 +95,10 @@ def train(
     before every step; what it returns is kept in ``observed`` (Chapter 2 follows a descent so).
     This is :func:`train_seeds` with one model.
     """
+    for name, value in (("lr", lr), ("clip_norm", clip_norm), ("warmup_steps", warmup_steps)):
+        if isinstance(value, (list, tuple)):
+            raise TypeError(f"{name} must be one value for train's one model, got "
+                            f"{check.describe(value)}; train_seeds takes one per model")
     return train_seeds([model], make_batch, steps, [seed], optimizer=optimizer, lr=lr,
                        clip_norm=clip_norm, warmup_steps=warmup_steps,
                        eval_batches=eval_batches, loss=loss, observe=observe,
@@ -240,7 +156,7 @@ def train_seeds(
     over_seeds = vmap if vectorized else one_seed_after_another
     distinct = list(dict.fromkeys(seeds))  # one batch per distinct seed, shared
     train_generators = [seeded_generator(s) for s in distinct]
-    opt = optimizer(list(params.values()), lr=float(rates[0]))
+    opt = built_optimizer(optimizer, list(params.values()), rates, warmups)
     results = [TrainingResult() for _ in seeds]
     base.train()
     for step in range(steps):
@@ -253,6 +169,8 @@ def train_seeds(
                           else scheduled)
         inputs, targets = draw(make_batch, train_generators, distinct, seeds)
         losses = over_seeds(step_loss)(params, buffers, inputs, targets)  # (seeds,)
+        if step == 0:
+            check_losses(losses, len(seeds))
         opt.zero_grad()
         losses.sum().backward()  # seed i's loss depends on seed i's parameters only
         norms = clip_per_seed_(list(params.values()),
@@ -288,11 +206,39 @@ def per_model(name: str, value, runs: int) -> list:
         label = name if not isinstance(value, (list, tuple)) else f"{name}[{i}]"
         if name == "warmup_steps":
             check.int_range(0, None, **{label: v})
-        elif v is not None or name == "lr":
+        elif name == "lr":
+            check_rate(v, label)
+        elif v is not None:
             check.finite(**{label: v})
             if v <= 0:
                 raise ValueError(f"{label} must be positive, got {v}")
     return values
+
+
+def built_optimizer(optimizer: Callable, parameters: list[Tensor], rates: Tensor,
+                    warmups: list[int]):
+    """``optimizer(parameters, lr=...)``, checked to be one that :func:`set_learning_rate` can
+    drive: the book's (``lr``, one per seed if the schedules differ) or one with
+    ``param_groups``, as every ``torch.optim`` optimizer has (one rate for all seeds)."""
+    opt = optimizer(parameters, lr=float(rates[0]))
+    if not (callable(getattr(opt, "step", None)) and callable(getattr(opt, "zero_grad", None))
+            and (isinstance(opt, Optimizer) or hasattr(opt, "param_groups"))):
+        raise TypeError(f"optimizer must build a longdep.optim.Optimizer or a torch.optim "
+                        f"optimizer (step, zero_grad, and lr or param_groups), got "
+                        f"{check.describe(opt)}")
+    schedules_differ = len(set(rates.tolist())) > 1 or len(set(warmups)) > 1
+    if schedules_differ and not isinstance(opt, Optimizer):
+        raise ValueError(f"lr and warmup_steps that differ between the models need the book's "
+                         f"Adam or SGD (longdep.optim), one rate per seed; "
+                         f"{type(opt).__name__} has one rate for all of them")
+    return opt
+
+
+def check_losses(losses, runs: int) -> None:
+    """Raise unless the loss gave one number per model, (runs,)."""
+    if not isinstance(losses, Tensor) or losses.shape != (runs,):
+        raise ValueError(f"loss must return one number (a 0-d tensor) per model, got "
+                         f"{check.describe(losses)} for {runs} model(s)")
 
 
 def check_training(models, make_batch, steps, seeds, optimizer, eval_batches, loss, observe,
@@ -306,12 +252,18 @@ def check_training(models, make_batch, steps, seeds, optimizer, eval_batches, lo
     if not isinstance(seeds, (list, tuple)) or len(seeds) != len(models):
         raise ValueError(f"seeds must be a list of one seed per model ({len(models)}), got "
                          f"{check.describe(seeds)}")
+    if len({id(model) for model in models}) != len(models):
+        raise ValueError("models must be distinct objects: each seed's weights are written back "
+                         "into its own model; pass a copy (copy.deepcopy) for each seed")
     check.int_range(0, None, **{f"seeds[{i}]": s for i, s in enumerate(seeds)})
     check.positive(steps=steps)
     check.int_range(0, None, eval_batches=eval_batches)
-    check.callables(make_batch=make_batch, optimizer=optimizer, loss=loss)
+    check.flags(vectorized=vectorized)
+    accepts("make_batch", make_batch, "make_batch(generator)", None)
+    accepts("optimizer", optimizer, "optimizer(parameters, lr=...)", [], lr=1.0)
+    accepts("loss", loss, "loss(logits, targets)", None, None)
     if observe is not None:
-        check.callables(observe=observe)
+        accepts("observe", observe, "observe(parameters)", {})
     shapes = [{n: p.shape for n, p in m.named_parameters()} for m in models]
     for i, shape in enumerate(shapes):
         if shape != shapes[0]:
@@ -330,6 +282,23 @@ def check_training(models, make_batch, steps, seeds, optimizer, eval_batches, lo
     return len(models)
 
 
+def accepts(name: str, fn, call: str, *args, **kwargs) -> None:
+    """Raise a ``TypeError`` unless ``fn`` is callable and its signature takes the arguments of
+    ``call`` (as the docs write the call; ``args`` and ``kwargs`` stand for its arguments). A
+    callable whose signature Python cannot read (some builtins) passes."""
+    check.callables(**{name: fn})
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as error:
+        shown = getattr(fn, "__qualname__", type(fn).__name__)
+        raise TypeError(f"{name} must be callable as {call}, but {shown}{signature} is not: "
+                        f"{error}") from None
+
+
 def one_seed_after_another(function: Callable) -> Callable:
     """What vmap does, as a loop: ``function`` on each seed's slice of stacked parameters,
     buffers and inputs, the results stacked (for models that vmap cannot batch)."""
@@ -346,11 +315,17 @@ def draw(make_batch: Callable[[torch.Generator], Batch], generators: Sequence[to
     """One batch from each generator (one per distinct seed), stacked in the order of ``seeds``:
     inputs (seeds, batch, ...), targets (seeds, batch, ...)."""
     drawn = dict(zip(distinct, (make_batch(g) for g in generators)))
+    shapes = None
     for s, batch in drawn.items():
         if not (isinstance(batch, (tuple, list)) and len(batch) == 2
                 and all(isinstance(x, Tensor) for x in batch)):
             raise TypeError(f"make_batch must return a pair (inputs, targets) of tensors, got "
                             f"{check.describe(batch)} for seed {s}")
+        if shapes is not None and shapes != [x.shape for x in batch]:
+            raise ValueError(f"make_batch must return batches of one shape for every seed, got "
+                             f"{[tuple(x) for x in shapes]} and "
+                             f"{[tuple(x.shape) for x in batch]} (seed {s})")
+        shapes = [x.shape for x in batch]
     return (torch.stack([drawn[s][0] for s in seeds]),
             torch.stack([drawn[s][1] for s in seeds]))
 
@@ -368,7 +343,13 @@ def write_back(models: Sequence[nn.Module], params: dict, buffers: dict) -> None
 
 @torch.no_grad()
 def accuracy(model: nn.Module, batches: Sequence[Batch]) -> float:
-    """The fraction of correct argmax predictions of ``model`` over ``batches``."""
+    """The fraction of correct argmax predictions of ``model`` over ``batches``, a non-empty list
+    of (inputs, targets) pairs."""
+    check.instance(model, "model", nn.Module)
+    if not isinstance(batches, (list, tuple)) or not batches or not all(
+            isinstance(b, (list, tuple)) and len(b) == 2 for b in batches):
+        raise TypeError(f"batches must be a non-empty list of (inputs, targets) pairs, got "
+                        f"{check.describe(batches)}")
     model.eval()
     correct = total = 0
     for inputs, targets in batches:
@@ -376,77 +357,3 @@ def accuracy(model: nn.Module, batches: Sequence[Batch]) -> float:
         total += targets.numel()
     model.train()
     return correct / total
-
-
-def warmup_factor(step: int, warmup_steps: int) -> float:
-    """Linear learning-rate warm-up: (step + 1) / warmup_steps for the first steps, then 1."""
-    return 1.0 if warmup_steps <= 0 else min(1.0, (step + 1) / warmup_steps)
-
-
-def norms_without_overflow(grads: Sequence[Tensor]) -> Tensor:
-    """The 2-norm over the entries of every tensor of ``grads`` together, per seed: for tensors
-    (seeds, ...), a (seeds,) tensor; for tensors of one model, give each a leading axis of 1.
-
-    The plain formula squares the entries: a finite float32 gradient [1e30, 1e30] has the finite
-    norm 1.4e30, but its squares are inf. Where the plain norm overflows although every entry is
-    finite, it is recomputed as m * ||g / m|| with m the largest |entry| of that seed. (One
-    tensor's norm is scaled the same way by longdep.measure.gradients.norm_without_overflow;
-    measure and train may not import each other.)
-    """
-    def plain(parts):
-        return torch.stack([g.flatten(1).norm(dim=1) for g in parts]).norm(dim=0)
-
-    norms = plain(grads)
-    if torch.isfinite(norms).all():
-        return norms
-    largest = torch.stack([g.flatten(1).abs().amax(dim=1) for g in grads]).amax(dim=0)
-    rescale = ~torch.isfinite(norms) & torch.isfinite(largest) & (largest > 0)
-    scale = torch.where(rescale, largest, torch.ones_like(largest))
-    shaped = [scale.view(-1, *[1] * (g.dim() - 1)) for g in grads]
-    return torch.where(rescale, scale * plain([g / s for g, s in zip(grads, shaped)]), norms)
-
-
-@torch.no_grad()
-def clip_(grads: Sequence[Tensor], thresholds: Tensor | None) -> Tensor:
-    """Algorithm 1 of Pascanu et al. (2013) on gradients stacked along a leading seed dimension,
-    in place: where the norm of seed i's gradient, over all of ``grads`` together, is at least
-    ``thresholds[i]``, it is multiplied by thresholds[i] / norm, so it keeps its direction. A
-    gradient with an inf or NaN entry has no direction to keep: it is set to zero (plain SGD then
-    skips the step). ``thresholds`` (seeds,) may hold inf (no clipping); None only measures.
-    Returns the (seeds,) norms before clipping, inf where they are not finite."""
-    if not grads:
-        raise ValueError("no parameter has a gradient: call backward() before clipping")
-    norms = norms_without_overflow(grads)
-    finite = torch.isfinite(norms)
-    factors = finite.to(norms.dtype)  # 1 to keep a gradient, 0 to skip a non-finite one
-    if thresholds is not None:
-        thresholds = thresholds.to(norms)
-        factors = torch.where(finite & (norms >= thresholds), thresholds / norms, factors)
-    if not bool((factors == 1).all()):
-        for g in grads:
-            g.mul_(factors.view(-1, *[1] * (g.dim() - 1))).nan_to_num_(0.0, 0.0, 0.0)
-    return torch.where(finite, norms, torch.full_like(norms, math.inf))
-
-
-def clip_per_seed_(stacked: Sequence[Tensor], thresholds: Tensor | None) -> Tensor:
-    """:func:`clip_` on the gradients of parameters stacked along a seed dimension (seeds, ...):
-    each seed is clipped by its own norm, as :func:`clip_gradient_norm_` clips one model."""
-    return clip_([p.grad for p in stacked if p.grad is not None], thresholds)
-
-
-def clip_gradient_norm_(parameters: Iterable[Tensor], threshold: float) -> Tensor:
-    """Algorithm 1 of Pascanu et al. (2013) for one model, in place (Chapter 2, "Gradient
-    clipping"): g is the gradient of all ``parameters`` together; if ||g|| >= threshold, every
-    gradient is multiplied by threshold / ||g||, so the step keeps its direction and has norm
-    ``threshold``. Returns ||g|| before clipping; ``threshold=math.inf`` only measures it.
-
-    Unlike ``torch.nn.utils.clip_grad_norm_``, no 1e-6 is added to the norm, the norm does not
-    overflow for a huge but finite gradient (the exploding case clipping is for), and a gradient
-    with an inf or NaN entry is set to zero, its norm returned as inf (see :func:`clip_`).
-    """
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-        raise TypeError(f"threshold must be a number, got {check.describe(threshold)}")
-    if not threshold > 0:
-        raise ValueError(f"threshold must be positive, got {threshold}")
-    grads = [p.grad.unsqueeze(0) for p in parameters if p.grad is not None]  # views: one seed
-    return clip_(grads, torch.tensor([float(threshold)], dtype=torch.float64))[0]

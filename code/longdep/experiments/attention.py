@@ -143,7 +143,8 @@ def shift_matrix(d_model: int, offset: int) -> torch.Tensor:
 
     Block i rotates the pair (sin(pos w_i), cos(pos w_i)) by the angle k w_i; its entries
     cos(k w_i) and sin(k w_i) are read off PE(k) itself, so M_k uses exactly the frequencies of
-    :func:`longdep.models.attention.sinusoidal_table`. float64; M_k is orthogonal and M_j M_k = M_{j+k}.
+    :func:`longdep.models.attention.sinusoidal_table`. float64; M_k is orthogonal and
+    M_j M_k = M_{j+k}.
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise ValueError(f"offset must be a non-negative int, got {offset!r}")

@@ -10,6 +10,7 @@ Costs are counted, so they are the same on every machine: matrix-product FLOPs
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 from torch import nn
@@ -137,7 +138,8 @@ def attention_seconds(lengths: Sequence[int], features: int = 32, window: int = 
 
 def crossover_phrase(lengths: Sequence[int], first: Sequence[float], second: Sequence[float],
                      measured: str = "timed") -> str:
-    """Where ``first`` overtakes ``second`` for good (:func:`longdep.measure.cost.crossover_length`),
+    """Where ``first`` overtakes ``second`` for good
+    (:func:`longdep.measure.cost.crossover_length`),
     in words for the prose: "at about T = 310" (two significant digits), or, when there is no
     crossing in the ``measured`` range, "beyond the timed range (T > 2048)" or "below the timed
     range (T < 32)". A page can glue it whatever the measurement gave."""
@@ -185,10 +187,10 @@ def decoding_costs(lengths: Sequence[int], features: int = 32, state_size: int =
         linear_state = (torch.rand(1, features, features, generator=generator),
                         torch.rand(1, features, generator=generator) + 1)
         h = torch.randn(1, features, state_size, generator=generator)
-        steps = {DECODING_KINDS[0]: (lambda: softmax_attention_step(x_t, x_t, x_t, cache), cache),
-                 DECODING_KINDS[1]: (lambda: linear_attention_step(x_t, x_t, x_t, linear_state),
+        steps = {DECODING_KINDS[0]: (partial(softmax_attention_step, x_t, x_t, x_t, cache), cache),
+                 DECODING_KINDS[1]: (partial(linear_attention_step, x_t, x_t, x_t, linear_state),
                                      linear_state),
-                 DECODING_KINDS[2]: (lambda: ssm_step(layer, x_t, h), h)}
+                 DECODING_KINDS[2]: (partial(ssm_step, layer, x_t, h), h)}
         for kind, (step, state) in steps.items():
             flops[kind].append(matmul_flops(step))
             sizes[kind].append(state_bytes(state))

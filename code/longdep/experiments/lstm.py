@@ -249,7 +249,7 @@ def sequential_cost(
 
     - ``"our LSTM (Python loop)"``: ``lstm(x)``, T steps that each wait for the previous one;
     - ``"torch.nn.LSTM (compiled loop)"``: the same through PyTorch's C++ loop;
-    - ``"all positions as one batch"``: :meth:`LSTM.cell` applied once to all positions, the same
+    - ``"all positions as one batch"``: :meth:`LSTM.update` applied once to all positions, the same
       matrix products and gate functions with nothing to wait for. (Its result is not the LSTM's:
       every position starts from h = c = 0; it shows what parallelism over time would buy.)
     """
@@ -274,7 +274,7 @@ def sequential_cost(
         runs = (  # each binds this length's x
             lambda x=x: lstm(x),
             lambda x=x: compiled(x),
-            lambda x=x: lstm.cell(lstm.input_parts(x.flatten(0, 1)), (rows, rows)),
+            lambda x=x: lstm.update(lstm.input_parts(x.flatten(0, 1)), (rows, rows)),
         )
         for name, run in zip(times, runs):
             times[name].append(seconds_per_call(run, repeats))

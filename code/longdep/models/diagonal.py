@@ -32,11 +32,9 @@ from torch import Tensor, nn
 
 try:  # inside the longdep package
     from . import _checks as check
-    from .ssd import check_token
     from .ssm import SCANS
-except ImportError:  # copied into a folder of its own, beside _checks.py, ssd.py and ssm.py
+except ImportError:  # copied into a folder of its own, beside _checks.py and ssm.py
     import _checks as check
-    from ssd import check_token
     from ssm import SCANS
 
 
@@ -89,7 +87,7 @@ class DiagonalLinearRNN(nn.Module):
     def step(self, x_t: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """One decoding step: x_t (batch, input), h_{t-1} (batch, hidden) or None for the learned
         ``h0`` -> (h_t, h_t); the output is the state."""
-        check_token(x_t, self.input_size, self.linear_a.weight)
+        check.step_input(x_t, self.input_size, self.linear_a.weight)
         h = self.initial_state(x_t, h, "h")
         a, b = self.transition_and_drive(x_t)
         h = a * h + b

@@ -37,6 +37,7 @@ except ImportError:  # copied into a folder of its own, beside _checks.py and it
 def forget_gate_bias(log_f: torch.Tensor) -> torch.Tensor:
     """FoX's bias D, (..., time) log forget gates -> (..., time, time): D_ij = sum_{k=j+1..i}
     log f_k for i >= j, -inf above the diagonal (the causal mask)."""
+    check.tensor(log_f, "log_f", "(..., time)")
     return segsum(log_f)
 
 
@@ -93,6 +94,7 @@ class ForgettingAttention(MultiHeadAttention):
         with torch.no_grad():
             self.forget_proj.bias.fill_(forget_bias)
 
+    @check.overflow_checked
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x (batch, time, d_model) -> (batch, time, d_model) and every head's weights (batch,
         heads, time, time)."""

@@ -20,6 +20,7 @@ is h_t = sum_{j<=t} lambda^(t-j) b_j, evaluated by doubling (:func:`power_scan`)
 :mod:`.ssm` takes real tensors only.
 
 Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError);
+a NaN that finite inputs give :class:`LRU` by float32 overflow raises a ValueError naming x;
 the state is complex, complex64 for float32 parameters and complex128 for float64. NaN and inf are
 not checked, as in PyTorch: one in x_t reaches y_t and every later step, never an earlier one.
 """
@@ -31,10 +32,8 @@ from torch import Tensor, nn
 
 try:  # inside the longdep package
     from . import _checks as check
-    from .ssd import check_token
-except ImportError:  # copied into a folder of its own, beside _checks.py and ssd.py
+except ImportError:  # copied into a folder of its own, beside _checks.py
     import _checks as check
-    from ssd import check_token
 
 
 def power_scan(log_lambda: Tensor, b: Tensor) -> Tensor:
@@ -45,6 +44,14 @@ def power_scan(log_lambda: Tensor, b: Tensor) -> Tensor:
     so after ceil(log2(time)) rounds position t holds the sum of lambda^(t-j) b_j over j <= t.
     The powers are exp(2^r log lambda), not repeated squarings, whose round-off would double in
     every round."""
+    check.tensor(log_lambda, "log_lambda", "(N,) complex", floating=False)
+    check.tensor(b, "b", "(batch, time, N) complex", 3, floating=False)
+    if not (log_lambda.is_complex() and b.is_complex()):
+        raise TypeError(f"log_lambda and b must be complex, got {check.describe(log_lambda)} and "
+                        f"{check.describe(b)}")
+    if log_lambda.dim() != 1 or b.dim() != 3 or b.size(-1) != log_lambda.size(0):
+        raise ValueError(f"log_lambda (N,) and b (batch, time, N) must share N, got "
+                         f"{check.describe(log_lambda)} and {check.describe(b)}")
     steps, shift = b.size(1), 1
     while shift < steps:
         earlier = torch.cat([torch.zeros_like(b[:, :shift]), b[:, :-shift]], dim=1)
@@ -112,6 +119,7 @@ class LRU(nn.Module):
         """Re(C h) + D * x: h (..., N) complex, x (..., d_model) -> (..., d_model) real."""
         return h.real @ self.C_re.T - h.imag @ self.C_im.T + self.D * x
 
+    @check.overflow_checked
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """x (batch, time, d_model), h0 (batch, N) complex or None for zeros -> y (batch, time,
         d_model) real and the last state h_T (batch, N) complex."""
@@ -133,6 +141,6 @@ class LRU(nn.Module):
     def step(self, x_t: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """One decoding step: x_t (batch, d_model), h_{t-1} (batch, N) complex or None for zeros
         -> y_t (batch, d_model) and h_t (batch, N)."""
-        check_token(x_t, self.d_model, self.D)
+        check.step_input(x_t, self.d_model, self.D)
         y, h = self(x_t[:, None], h)
         return y[:, 0], h

@@ -29,11 +29,9 @@ from torch import Tensor, nn
 
 try:  # inside the longdep package
     from . import _checks as check
-    from .ssd import check_token
     from .ssm import SCANS
-except ImportError:  # copied into a folder of its own, beside _checks.py, ssd.py and ssm.py
+except ImportError:  # copied into a folder of its own, beside _checks.py and ssm.py
     import _checks as check
-    from ssd import check_token
     from ssm import SCANS
 
 
@@ -76,7 +74,7 @@ class MinGRU(nn.Module):
     def step(self, x_t: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """One decoding step: x_t (batch, input), h_{t-1} (batch, hidden) or None for zeros ->
         (h_t, h_t); the output of minGRU is its state."""
-        check_token(x_t, self.input_size, self.linear_z.weight)
+        check.step_input(x_t, self.input_size, self.linear_z.weight)
         h = check.state_or_zeros(h, x_t, self.hidden_size, "h")
         keep, write = self.keep_and_write(x_t)
         h = keep * h + write

@@ -27,7 +27,8 @@ b_dt) > 0 (one per head, initialised log-uniform in [dt_min, dt_max] as in Mamba
 C_t = W_C x_t, the input scaled by dt_t as in Mamba-2's code, and a skip D x_t. Its long-range
 gradient dS_T/dS_k = (prod_{r=k+1..T} a_r) I is a product of gates below one: a forget gate.
 
-Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError);
+a NaN that finite inputs give :class:`ScalarSSM` by float32 overflow raises a ValueError naming x.
 NaN and inf are not checked, as in PyTorch: in the recurrent form one at step t reaches step t
 and every later one, never an earlier one; in the chunked form one in x_j also reaches the
 earlier outputs of its chunk, through a zero weight (0 * inf = NaN, as in softmax attention),
@@ -45,22 +46,6 @@ except ImportError:  # copied into a folder of its own, beside _checks.py
     import _checks as check
 
 
-def check_state_shape(state, shape: tuple[int, ...], dims: str, like: torch.Tensor) -> None:
-    """Raise unless ``state`` is a floating tensor of ``shape`` (written ``dims``) like ``like``."""
-    check.tensor(state, "state", dims)
-    if state.shape != shape:
-        raise ValueError(f"state must have shape {dims} = {shape}, got {check.describe(state)}")
-    check.device_dtype(state, like, "state", "the inputs are")
-
-
-def check_token(x_t, features: int, like: torch.Tensor) -> None:
-    """Raise unless x_t is one step (batch, features) with the dtype and device of ``like``."""
-    check.tensor(x_t, "x_t", f"(batch, {features})", 2)
-    if x_t.dim() != 2 or x_t.size(1) != features:
-        raise ValueError(f"x_t must have shape (batch, {features}), got {check.describe(x_t)}")
-    check.device_dtype(x_t, like, "x_t")
-
-
 def check_ssd(x, log_a, B, C, state) -> None:
     """Raise unless x (batch, time, heads, P), log_a (batch, time, heads), B and C (batch, time,
     heads, N) are floating tensors of one dtype and device, and state is None or (batch, heads,
@@ -76,7 +61,7 @@ def check_ssd(x, log_a, B, C, state) -> None:
                          f"{tuple(log_a.shape)}, {tuple(B.shape)}, {tuple(C.shape)}")
     if state is not None:
         shape = (x.size(0), x.size(2), B.size(3), x.size(3))
-        check_state_shape(state, shape, "(batch, heads, N, P)", x)
+        check.state(state, "state", shape, x, "(batch, heads, N, P)")
 
 
 def segsum(log_a: torch.Tensor) -> torch.Tensor:
@@ -158,9 +143,8 @@ def decay_parameters(d_model: int, num_heads: int, dt_min: float = 1e-3, dt_max:
     """Mamba-2's decay a_t = exp(-softplus(W_dt x_t + b_dt) exp(A_log)), one per head: A_log
     (heads,) with exp(A_log) from U[1, 16], and W_dt (d_model -> heads) whose bias is
     softplus^-1 of a dt drawn log-uniformly in [dt_min, dt_max], so that a_t starts near 1."""
-    check.finite(dt_min=dt_min, dt_max=dt_max)
-    if not 0 < dt_min <= dt_max:
-        raise ValueError(f"need 0 < dt_min <= dt_max, got dt_min={dt_min}, dt_max={dt_max}")
+    check.positive(d_model=d_model, num_heads=num_heads)
+    check.dt_range(dt_min, dt_max)
     A_log = nn.Parameter(torch.empty(num_heads).uniform_(1, 16).log())
     dt_proj = nn.Linear(d_model, num_heads)
     with torch.no_grad():
@@ -209,6 +193,7 @@ class ScalarSSM(nn.Module):
         B, C = (p(x).unflatten(-1, (self.num_heads, -1)) for p in (self.B_proj, self.C_proj))
         return dt[..., None] * heads, -dt * self.A_log.exp(), B, C
 
+    @check.overflow_checked
     def forward(self, x: torch.Tensor, state: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """x (batch, time, d_model), state (batch, heads, N, P) or None -> y (batch, time,
@@ -223,6 +208,6 @@ class ScalarSSM(nn.Module):
              ) -> tuple[torch.Tensor, torch.Tensor]:
         """One decoding step: x_t (batch, d_model), state (batch, heads, N, P) or None -> y_t
         (batch, d_model) and the new state (the forward pass of one step)."""
-        check_token(x_t, self.d_model, self.D)
+        check.step_input(x_t, self.d_model, self.D)
         y, state = self(x_t[:, None], state)
         return y[:, 0], state
