@@ -137,7 +137,7 @@ def forget_gates(lstm: LSTM, x: torch.Tensor) -> torch.Tensor:
     gates = []
     for input_part in lstm.input_parts(x).unbind(1):  # (batch, 4 hidden)
         gates.append(lstm.gates(input_part, h)[1])
-        h, c = lstm.cell(input_part, (h, c))
+        h, c = lstm.update(input_part, (h, c))
     return torch.stack(gates, dim=1)
 
 
