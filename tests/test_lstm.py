@@ -239,18 +239,25 @@ def test_two_step_product_misses_exactly_the_output_gate_path():
     torch.testing.assert_close(product, exact, rtol=0, atol=1e-13)
 
 
-def test_key_recall_cores_are_initialised_as_named():
-    orthogonal = kr.orthogonal_tanh_rnn().weight_hh_l0.detach()
+def test_key_recall_kinds_are_initialised_as_named():
+    from longdep.experiments.recall_grid import row_core
+
+    orthogonal = row_core("tanh RNN, orthogonal").weight_hh.detach()
     torch.testing.assert_close(orthogonal @ orthogonal.T, torch.eye(32), rtol=0, atol=1e-5)
-    irnn = kr.identity_relu_rnn()
+    irnn = row_core("IRNN (relu, identity)")
     assert irnn.nonlinearity == "relu"
-    assert torch.equal(irnn.weight_hh_l0, torch.eye(32))
-    assert not irnn.bias_hh_l0.any() and not irnn.bias_ih_l0.any()
-    lstm = kr.lstm_with_forget_bias(3.0)
-    assert lstm.bias_ih_l0[32:64].eq(3.0).all() and not lstm.bias_hh_l0[32:64].any()
-    assert isinstance(kr.gru(), nn.GRU) and kr.gru().hidden_size == 32
+    assert torch.equal(irnn.weight_hh, torch.eye(32))
+    assert not irnn.bias_hh.any() and not irnn.bias_ih.any()
+    lstm = row_core("LSTM, forget bias 3")
+    assert isinstance(lstm, LSTM) and lstm.bias_ih[32:64].eq(3.0).all()
+    assert not lstm.bias_hh[32:64].any()
+    gru = row_core("GRU")
+    assert gru.hidden_size == 32 and not isinstance(gru, nn.GRU)  # the book's, vmap trains it
     x = torch.randn(2, 5, 16)
     assert kr.bag_of_tokens()(x).shape == (2, 1, 32)  # the last step, all it needs
+    assert row_core("bag of tokens")(x).shape == (2, 1, 32)
+    with pytest.raises(ValueError, match="row must be one of"):
+        row_core("LSTM")
 
 
 def test_accuracy_word_relative_to_the_order_blind_bound():
@@ -274,21 +281,22 @@ def test_accuracy_table_prints_the_bound_row_and_its_words():
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda: kr.key_recall_accuracies(3, 32), TypeError, "make_core must be callable"),
-    (lambda: kr.key_recall_accuracies(kr.gru, 0), ValueError, "core_dim must be at least 1"),
-    (lambda: kr.key_recall_accuracies(kr.gru, 32, budget="b"), TypeError, "KeyRecallBudget"),
-    (lambda: kr.key_recall_accuracies(kr.gru, 32, stop_below=[0.3]), ValueError,
-     "stop_below must be"),
-    (lambda: kr.key_recall_accuracies(kr.gru, 32, stop_below=-2.0), ValueError,
-     "stop_below must be"),
-    (lambda: kr.train_key_recall_seeds(kr.gru, 32, 0, (0,)), ValueError,
+    (lambda: kr.key_recall_accuracies(kr.bag_of_tokens, 0), ValueError,
+     "core_dim must be at least 1"),
+    (lambda: kr.key_recall_accuracies(kr.bag_of_tokens, 32, budget="b"), TypeError,
+     "KeyRecallBudget"),
+    (lambda: kr.train_key_recall_seeds(kr.bag_of_tokens, 32, 0, (0,)), ValueError,
      "distance must be at least 1"),
+    (lambda: kr.train_key_recall_group([], 32, 3, (0,)), TypeError, "makers must be"),
+    (lambda: kr.train_key_recall_group([kr.bag_of_tokens, 3], 32, 3, (0,)), TypeError,
+     r"makers\[1\] must be callable"),
     (lambda: kr.key_recall_batches(2.5), TypeError, "distance must be an int"),
     (lambda: kr.key_recall_classifier("core", 32, 0), TypeError, "core must be"),
     (lambda: kr.accuracy_word([0.5]), TypeError, "accuracies must be"),
     (lambda: kr.accuracy_word(torch.tensor([0.5]), solved=0.2), ValueError, "chance_below"),
     (lambda: kr.format_accuracy_table([]), TypeError, "accuracies must be a non-empty dict"),
     (lambda: kr.key_recall_transformer(num_layers=0), ValueError, "num_layers"),
-    (lambda: kr.tanh_rnn(budget=None), TypeError, "budget must be a KeyRecallBudget"),
+    (lambda: kr.bag_of_tokens(budget=None), TypeError, "budget must be a KeyRecallBudget"),
     (lambda: with_forget_bias(nn.LSTM(2, 3), 1.0), TypeError, "lstm must be"),
     (lambda: with_forget_bias(LSTM(2, 3), "1"), TypeError, "forget_bias must be a number"),
     (lambda: cell_path_only(LSTM(2, 3))(torch.randn(1, 4, 3)), ValueError, "x must have"),

@@ -177,14 +177,6 @@ def test_accuracy_table_names_what_is_stable():
     assert row == ["m", "solved", "chance", "partly", "mostly", "-"]
 
 
-def test_key_recall_stops_after_a_distance_no_seed_learns():
-    def make_core():
-        return nn.RNN(TINY.embedding_dim, 5, batch_first=True)
-
-    grid = key_recall_accuracies(make_core, 5, TINY, vectorized=False, stop_below=1.01)
-    assert not grid[:, 0].isnan().any() and grid[:, 1].isnan().all()
-
-
 @pytest.mark.parametrize(
     "kwargs, message",
     [

@@ -3,7 +3,8 @@ key recall").
 
 Every model of the book is trained by :func:`train_key_recall` with the same steps, batch,
 learning rate and clipping (:class:`KeyRecallBudget`), so the accuracy tables compare models,
-not training efforts.
+not training efforts. Chapter 3's table of counts over seeds is built by
+:mod:`longdep.experiments.recall_grid`.
 """
 
 import math
@@ -13,13 +14,18 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 from torch import nn
+from torch.func import functional_call
 
+from longdep.experiments.registry import (
+    BOOK_SIZES,
+    KIND,
+    LAST_POSITION_ENCODER,
+    ORDER_BLIND,
+    ModelShape,
+)
 from longdep.experiments.workers import in_worker_processes
 from longdep.models import _checks as check
-from longdep.models.bag import BagOfTokens
-from longdep.models.gru import GRU
 from longdep.models.heads import LastStepClassifier
-from longdep.models.lstm import LSTM
 from longdep.models.transformer import EncoderStack
 from longdep.seeds import manual_seed
 from longdep.tasks import key_recall_batch
@@ -32,82 +38,39 @@ class KeyRecallBudget:
 
     Comparing models "at distance d" means: ``steps`` Adam steps on fresh batches of
     ``batch_size`` sequences at learning rate ``lr``, gradients clipped to ``clip_norm``, and no
-    more. A model that fails here might succeed with more training (Chapter 3). ``model_dim`` is
-    the width every compared model gets (hidden size of a recurrent core, d_model of a
-    Transformer); ``distances`` and ``seeds`` are the grid of the book's accuracy tables.
+    more; the held-out accuracy is measured on ``eval_batches`` further batches. A model that
+    fails here might succeed with more training (Chapter 3). ``embedding_dim`` and ``model_dim``
+    are the widths every compared model gets (:data:`longdep.experiments.registry.BOOK_SIZES`:
+    the token embedding, and the hidden size of a recurrent core or d_model of a Transformer);
+    ``distances`` and ``seeds`` are the grid of the book's accuracy tables.
 
-    The values were chosen by hand, not derived: so that one run costs about a second on one
-    CPU core and so that, over the three seeds of the tables, the grid separates the models of
-    Chapter 3 on the task whose distractors share the keys' ids. Measured there: every model
-    with memory solves distance 5; a tanh RNN splits at 10 and is no better than order-blind at
-    20; an LSTM with forget-gate bias 3 solves 20 in every seed, mostly solves 40 and fails at
-    80; the order-blind bag of tokens stays at the bound :func:`content_only_accuracy` (0.39 at
-    5 down to 0.18 at 80). Runs at the boundary between solved and failed are chaotic (one
-    changed bit can flip a seed), which is why the tables report several seeds.
+    The values were chosen, not derived: ten seeds a cell, so that a cell is a count with an
+    interval (:mod:`longdep.stats`), and steps and batch small enough that the whole grid of
+    Chapter 3 trains within the chapter's time budget, yet large enough that every model with
+    memory learns the shortest distance and each one stops learning somewhere in the grid.
     """
 
     steps: int = 150
-    batch_size: int = 64
+    batch_size: int = 32
     lr: float = 5e-3
     clip_norm: float | None = 1.0
     num_keys: int = 8
     vocab_size: int = 9
-    embedding_dim: int = 16
-    eval_batches: int = 4
-    model_dim: int = 32
-    distances: tuple[int, ...] = (5, 10, 20, 40, 80)
-    seeds: tuple[int, ...] = (0, 1, 2)
+    embedding_dim: int = BOOK_SIZES.input_size
+    eval_batches: int = 8
+    model_dim: int = BOOK_SIZES.width
+    distances: tuple[int, ...] = (5, 10, 20, 40)
+    seeds: tuple[int, ...] = tuple(range(10))
+
+    @property
+    def shape(self) -> ModelShape:
+        """The registry's :class:`ModelShape` of this budget's widths, for the recurrent cores
+        and the bag of tokens (a stack also needs its depth and heads)."""
+        return ModelShape(input_size=self.embedding_dim, width=self.model_dim,
+                          d_ff=2 * self.model_dim, max_len=max(self.distances) + 1)
 
 
 KEY_RECALL_BUDGET = KeyRecallBudget()
-
-
-def tanh_rnn(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.RNN:
-    """The plain tanh RNN of the key-recall table (Chapter 3), PyTorch's initialisation."""
-    check.instance(budget, "budget", KeyRecallBudget)
-    return nn.RNN(budget.embedding_dim, budget.model_dim, batch_first=True)
-
-
-def orthogonal_tanh_rnn(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.RNN:
-    """The tanh RNN with an orthogonal recurrent matrix (Saxe et al. 2014; Chapter 3): every
-    singular value of W_hh is 1, so at zero state one step neither shrinks nor stretches."""
-    rnn = tanh_rnn(budget)
-    nn.init.orthogonal_(rnn.weight_hh_l0)
-    return rnn
-
-
-def identity_relu_rnn(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.RNN:
-    """The IRNN (Le, Jaitly & Hinton 2015; Chapter 3): a relu RNN with W_hh = I and both
-    biases 0, so that with no input the state is carried unchanged; W_ih keeps PyTorch's
-    initialisation."""
-    check.instance(budget, "budget", KeyRecallBudget)
-    rnn = nn.RNN(budget.embedding_dim, budget.model_dim, nonlinearity="relu", batch_first=True)
-    with torch.no_grad():
-        rnn.weight_hh_l0.copy_(torch.eye(budget.model_dim))
-        rnn.bias_hh_l0.zero_()
-        rnn.bias_ih_l0.zero_()
-    return rnn
-
-
-def lstm_with_forget_bias(forget_bias: float,
-                          budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.LSTM:
-    """:class:`longdep.models.lstm.LSTM`'s initialisation with ``forget_bias``, as a
-    ``torch.nn.LSTM`` (Chapter 3; the compiled loop trains faster)."""
-    check.instance(budget, "budget", KeyRecallBudget)
-    return LSTM(budget.embedding_dim, budget.model_dim, forget_bias=forget_bias).to_torch()
-
-
-def gru(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.GRU:
-    """:class:`longdep.models.gru.GRU` as a ``torch.nn.GRU`` (Chapter 3)."""
-    check.instance(budget, "budget", KeyRecallBudget)
-    return GRU(budget.embedding_dim, budget.model_dim).to_torch()
-
-
-def bag_of_tokens(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> BagOfTokens:
-    """The order-blind control of every key-recall table (Chapter 3); it computes only the last
-    step's output, all that the classifier reads."""
-    check.instance(budget, "budget", KeyRecallBudget)
-    return BagOfTokens(budget.embedding_dim, budget.model_dim, last_only=True)
 
 
 def key_recall_classifier(core: nn.Module, core_dim: int, seed: int,
@@ -166,28 +129,60 @@ def train_key_recall_seeds(
     warmup_steps: int | Sequence[int] = 0,
     vectorized: bool = True,
 ) -> list[TrainingResult]:
-    """:func:`train_key_recall` of a fresh ``make_core()`` for every seed (Chapters 3 and 5).
+    """:func:`train_key_recall` of a fresh ``make_core()`` for every seed (Chapters 3 and 5):
+    :func:`train_key_recall_group` of the one maker."""
+    return train_key_recall_group([make_core], core_dim, distance, seeds, budget, warmup_steps,
+                                  vectorized)
 
-    ``make_core()`` is called after ``torch.manual_seed(seed)``, so the core's initialisation,
-    too, is fixed by the seed. The seeds are trained at once by
-    :func:`longdep.train.train_seeds`; ``vectorized=False`` runs the forward pass once per seed
-    instead of under vmap, which a compiled loop such as ``torch.nn.LSTM`` needs (and for which
-    it is faster). The results equal one :func:`train_key_recall` per seed to round-off.
-    ``warmup_steps`` may give one warm-up length per seed, as :func:`longdep.train.train_seeds`
-    allows; a seed may then be repeated.
-    """
-    check.callables(make_core=make_core)
+
+def train_key_recall_group(
+    makers: Sequence[Callable[[], nn.Module]],
+    core_dim: int,
+    distance: int,
+    seeds: Sequence[int],
+    budget: KeyRecallBudget = KEY_RECALL_BUDGET,
+    warmup_steps: int | Sequence[int] = 0,
+    vectorized: bool = True,
+) -> list[TrainingResult]:
+    """:func:`train_key_recall` of a fresh ``make_core()`` for every maker and every seed, in
+    one :func:`longdep.train.train_seeds` call (Chapter 3): the results maker by maker, each in
+    the order of ``seeds``. ``make_core()`` is called after seeding torch with the seed, so the
+    core's initialisation, too, is fixed by the seed; models of one seed see the same batches.
+    The makers' cores must compute one function of their parameters
+    (:func:`check_one_architecture`), as LSTMs that differ only in their initial forget bias
+    do. ``vectorized=False`` runs the forward pass once per model instead of under vmap, which
+    a compiled loop such as ``torch.nn.LSTM`` needs; ``warmup_steps`` may be one per model. The
+    results equal one :func:`train_key_recall` per model to round-off."""
+    if not isinstance(makers, (list, tuple)) or not makers:
+        raise TypeError(f"makers must be a non-empty list of functions, got "
+                        f"{check.describe(makers)}")
+    check.callables(**{f"makers[{i}]": make for i, make in enumerate(makers)})
     check.instance(budget, "budget", KeyRecallBudget)
     check.positive(core_dim=core_dim, distance=distance)
-    models = []
-    for seed in seeds:
-        manual_seed(seed)
-        models.append(key_recall_classifier(make_core(), core_dim, seed, budget))
-    settings = dict(lr=budget.lr, clip_norm=budget.clip_norm, warmup_steps=warmup_steps,
-                    eval_batches=budget.eval_batches)
-    make_batch = key_recall_batches(distance, budget)
-    return train_seeds(models, make_batch, budget.steps, seeds, vectorized=vectorized,
-                       **settings)
+    models, all_seeds = [], []
+    for make_core in makers:
+        for seed in seeds:
+            manual_seed(seed)
+            models.append(key_recall_classifier(make_core(), core_dim, seed, budget))
+            all_seeds.append(seed)
+    if len(makers) > 1:  # one maker's cores share its code
+        check_one_architecture(models, distance)
+    return train_seeds(models, key_recall_batches(distance, budget), budget.steps, all_seeds,
+                       lr=budget.lr, clip_norm=budget.clip_norm, warmup_steps=warmup_steps,
+                       eval_batches=budget.eval_batches, vectorized=vectorized)
+
+
+def check_one_architecture(models: Sequence[nn.Module], distance: int) -> None:
+    """A ``ValueError`` unless every model computes with its parameters what ``models[0]``'s
+    code computes with them, as :func:`longdep.train.train_seeds` assumes (checked on one
+    sequence of ``distance`` + 1 tokens; Chapter 3)."""
+    tokens = torch.arange(distance + 1)[None] % models[0].vocab_size  # (1, time)
+    with torch.no_grad():
+        for i, model in enumerate(models[1:], start=1):
+            as_first = functional_call(models[0], dict(model.named_parameters()), (tokens,))
+            if not torch.equal(model(tokens), as_first):
+                raise ValueError(f"models must compute one function of their parameters: "
+                                 f"models[{i}] differs from models[0]")
 
 
 def key_recall_accuracies(
@@ -196,38 +191,18 @@ def key_recall_accuracies(
     budget: KeyRecallBudget = KEY_RECALL_BUDGET,
     warmup_steps: int = 0,
     vectorized: bool = True,
-    stop_below: float | Sequence[float] | None = None,
 ) -> torch.Tensor:
-    """Held-out key-recall accuracy of one kind of model over the budget's grid (Chapter 3,
-    "A task that needs memory: key recall").
-
-    Every distance trains a fresh ``make_core()`` for every seed of the budget with
-    :func:`train_key_recall_seeds` (``vectorized`` as there). With ``stop_below``, once every
-    seed's accuracy at a distance is below it, the longer distances are not trained (a longer
-    distance is only harder) and their entries are NaN; ``stop_below`` may also be one number
-    per distance, such as :func:`content_only_accuracy` plus a margin. Returns a
-    (len(budget.seeds), len(budget.distances)) tensor of accuracies.
-    """
+    """Held-out key-recall accuracy of one kind of model over the budget's grid (Chapters 3 and
+    5): every distance trains a fresh ``make_core()`` for every seed of the budget with
+    :func:`train_key_recall_seeds` (``vectorized`` as there). Returns a
+    (len(budget.seeds), len(budget.distances)) tensor of accuracies."""
     check.callables(make_core=make_core)
     check.instance(budget, "budget", KeyRecallBudget)
     check.positive(core_dim=core_dim)
-    if stop_below is not None:
-        limits = (list(stop_below) if isinstance(stop_below, (list, tuple))
-                  else [stop_below] * len(budget.distances))
-        if len(limits) != len(budget.distances) or any(
-                isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf
-                for v in limits):
-            raise ValueError(f"stop_below must be None, a positive number or one such number "
-                             f"per distance ({len(budget.distances)}), got {stop_below!r}")
-    accuracies = torch.full((len(budget.seeds), len(budget.distances)), math.nan,
-                            dtype=torch.float64)
-    for j, distance in enumerate(budget.distances):
-        results = train_key_recall_seeds(make_core, core_dim, distance, budget.seeds, budget,
-                                         warmup_steps, vectorized)
-        accuracies[:, j] = torch.tensor([result.accuracy for result in results])
-        if stop_below is not None and accuracies[:, j].max() < limits[j]:
-            break
-    return accuracies
+    columns = [[result.accuracy for result in train_key_recall_seeds(
+        make_core, core_dim, distance, budget.seeds, budget, warmup_steps, vectorized)]
+        for distance in budget.distances]
+    return torch.tensor(columns, dtype=torch.float64).T
 
 
 def key_recall_rows(makers: dict[str, Callable[[], nn.Module]], core_dim: int,
@@ -289,16 +264,17 @@ def content_only_accuracy(distance: int, num_keys: int = KEY_RECALL_BUDGET.num_k
 def accuracy_word(accuracies: torch.Tensor, solved: float = 0.95, mostly: float = 0.6,
                   chance_below: float = 0.3, bound: float | None = None,
                   margin: float = 0.1) -> str:
-    """What the seeds' accuracies (seeds,) at one grid point say, in a word (Chapter 3).
+    """What the seeds' accuracies (seeds,) at one grid point say, in a word, by thresholds on
+    every seed and on the mean (Chapters 5 and 6; Chapter 3 counts seeds instead, with
+    :mod:`longdep.experiments.recall_grid`).
 
     "solved": every seed reaches ``solved``; "chance": every seed stays below ``chance_below``
     (chance is 1 / num_keys); "mostly": the mean reaches ``mostly``; otherwise "partly"; "-"
     if the point was not trained (NaN). With ``bound`` (the best accuracy of any order-blind
     model at this distance, :func:`content_only_accuracy`), "blind" replaces "chance": every
-    seed stays below ``bound + margin``, no better than a model that ignores order. Between
-    solved and failed, single runs are chaotic (one changed bit can flip a seed) and a mean
-    over a few seeds moves by tenths between machines; the thresholds sit far from where the
-    seeds cluster, so the words do not move.
+    seed stays below ``bound + margin``, no better than a model that ignores order. A word
+    about every seed of a few seeds can change with other seeds; a count over ten seeds with
+    its interval (:mod:`longdep.stats`) is the book's standard.
     """
     if not isinstance(accuracies, torch.Tensor) or accuracies.dim() != 1 or not len(accuracies):
         raise TypeError(f"accuracies must be a non-empty 1-d tensor (seeds,), got "
@@ -354,17 +330,19 @@ def format_accuracy_table(accuracies: dict[str, torch.Tensor],
 
 def key_recall_transformer(budget: KeyRecallBudget = KEY_RECALL_BUDGET, num_layers: int = 1,
                            num_heads: int = 2, norm_first: bool = True) -> EncoderStack:
-    """The small Transformer core that Chapter 5 trains on key recall under ``budget``.
-
-    Width ``budget.model_dim`` (as the recurrent cores get), feed-forward width twice that, a
-    positional table long enough for the budget's longest distance, and an input projection from
-    the budget's embeddings. Not causal: the classifier reads only the last position, which a
-    causal mask would not restrict; and the stack computes only that position's output
-    (``last_only``: the last layer's one query), which is the same number at a fraction of the
-    cost.
-    """
+    """The registry's :data:`longdep.experiments.registry.LAST_POSITION_ENCODER` at ``budget``'s
+    widths (feed-forward width twice the model's, a positional table as long as the longest
+    sequence), with ``num_layers`` layers and ``num_heads`` heads: the Transformer core that
+    Chapter 5 trains on key recall."""
     check.instance(budget, "budget", KeyRecallBudget)
     check.positive(num_layers=num_layers, num_heads=num_heads)
-    return EncoderStack(budget.model_dim, num_heads, num_layers, 2 * budget.model_dim,
-                        max_len=max(budget.distances) + 1, norm_first=norm_first,
-                        input_size=budget.embedding_dim, last_only=True)
+    shape = replace(budget.shape, num_layers=num_layers, num_heads=num_heads,
+                    norm_first=norm_first)
+    return KIND[LAST_POSITION_ENCODER].build(shape)
+
+
+def bag_of_tokens(budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.Module:
+    """The registry's order-blind control at ``budget``'s widths, computing only the last step,
+    all that the classifier reads (Chapters 3 and 5)."""
+    check.instance(budget, "budget", KeyRecallBudget)
+    return KIND[ORDER_BLIND].training_core(budget.shape)

@@ -1,18 +1,28 @@
-"""Chapter 3's experiments on the LSTM: the gradient along the cell with the gates' paths cut
-("Measuring the gradient over distance"), the one-step factors against the two-step Jacobian
-("The product of forget gates"), and the cost of a sequential forward pass ("Where it stops:
-one step after another").
+"""Chapter 3's experiments on the LSTM: the gradient along the cell with the gates' paths cut,
+measured over many weight draws at once ("Measuring the gradient over distance"), the one-step
+factors against the two-step Jacobian ("The product of forget gates"), and the cost of a
+sequential forward pass ("Where it stops: one step after another").
 """
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import torch
+from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
 
+from longdep.experiments.registry import KIND, ModelShape
 from longdep.measure.cost import seconds_per_call
-from longdep.measure.gradients import cell_state_jacobian
+from longdep.measure.gradients import (
+    cell_state_jacobian,
+    cell_state_path,
+    forget_product_norms,
+    input_gradient_norms,
+)
 from longdep.models import _checks as check
 from longdep.models.lstm import LSTM
+from longdep.seeds import manual_seed, seeded_generator
 
 
 def with_forget_bias(lstm: LSTM, forget_bias: float) -> LSTM:
@@ -30,15 +40,20 @@ def with_forget_bias(lstm: LSTM, forget_bias: float) -> LSTM:
     return model
 
 
-def cell_path_only(lstm: LSTM):
+class CellPathOnly(nn.Module):
     """The LSTM's forward pass with h_{t-1} detached where it enters the gates, the truncation
     of the 1997 LSTM (Chapter 3, "Measuring the gradient over distance"). The values are the
     LSTM's; the gradient reaches x_k only through the gates of step k, then along the cell,
-    dC_t/dC_{t-1} = diag(f_t), then out through h_T. Returns a function of x (batch, time,
-    input) -> h (batch, time, hidden)."""
-    check.instance(lstm, "lstm", LSTM)
+    dC_t/dC_{t-1} = diag(f_t), then out through h_T. Maps x (batch, time, input) to
+    h (batch, time, hidden)."""
 
-    def forward(x: torch.Tensor) -> torch.Tensor:
+    def __init__(self, lstm: LSTM):
+        super().__init__()
+        check.instance(lstm, "lstm", LSTM)
+        self.lstm = lstm
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        lstm = self.lstm
         check.sequence(x, lstm.input_size, like=lstm.weight_ih)
         h = c = x.new_zeros(x.size(0), lstm.hidden_size)
         outputs = []
@@ -48,7 +63,148 @@ def cell_path_only(lstm: LSTM):
             outputs.append(h := o * torch.tanh(c))
         return torch.stack(outputs, dim=1)
 
-    return forward
+
+def cell_path_only(lstm: LSTM) -> CellPathOnly:
+    """:class:`CellPathOnly` of ``lstm``."""
+    return CellPathOnly(lstm)
+
+
+class Applied(nn.Module):
+    """``function(model, x)`` as a module's forward, so that it can run with other weights."""
+
+    def __init__(self, model: nn.Module, function: Callable):
+        super().__init__()
+        self.model, self.function = model, function
+
+    def forward(self, x: torch.Tensor):
+        return self.function(self.model, x)
+
+
+def over_draws(function: Callable, models: Sequence[nn.Module]) -> Callable:
+    """``function(model, x)`` for every model of ``models`` (weight draws of one architecture)
+    in one computation, under vmap over their stacked weights (Chapter 3). The result maps
+    x (draws * batch, time, features), draw i's sequences the i-th block of the batch, to
+    ``function``'s outputs with draws and batch merged again: what one call per draw would
+    give, at the per-operation cost of one draw."""
+    if not isinstance(models, (list, tuple)) or not models:
+        raise TypeError(f"models must be a non-empty list of modules, got {check.describe(models)}")
+    params, buffers = stack_module_state(list(models))
+    applied = Applied(copy.deepcopy(models[0]).to("meta"), function)
+    weights = ({f"model.{k}": v for k, v in params.items()},
+               {f"model.{k}": v for k, v in buffers.items()})
+
+    def one(p, b, x):
+        return functional_call(applied, (p, b), (x,))
+
+    def merged(out):  # a tensor, or a (named) tuple of them, nested as a model returns them
+        if isinstance(out, torch.Tensor):
+            return out.flatten(0, 1)
+        parts = [merged(part) for part in out]
+        return type(out)(*parts) if hasattr(out, "_fields") else type(out)(parts)
+
+    return lambda x: merged(vmap(one)(*weights, x.unflatten(0, (len(models), -1))))
+
+
+@dataclass
+class ReachDraws:
+    """What :func:`reach_over_draws` measures, every curve a (draws, window + 1) tensor indexed
+    by the distance d from the last step: ``measured`` ||dL/dx_{T-d}|| per model, and for each
+    LSTM ``cell_path`` (:class:`CellPathOnly`) and ``forget_products`` (the norm of prod f_t);
+    ``scaled`` the bias-1 LSTM with W_hh times s; ``step_norms`` the spectral norms of the
+    one-step factors D_t + R_t after the burn-in, (draws, sequences * steps), and
+    ``mean_forget`` the mean forget gate there, (draws,), keyed by (forget bias, s)."""
+
+    measured: dict[str, torch.Tensor]
+    cell_path: dict[str, torch.Tensor]
+    forget_products: dict[str, torch.Tensor]
+    scaled: dict[str, torch.Tensor]
+    step_norms: dict[tuple[float, int], torch.Tensor]
+    mean_forget: dict[tuple[float, int], torch.Tensor]
+
+
+def scaled_lstm(lstm: LSTM, forget_bias: float, scale: float) -> LSTM:
+    """:func:`with_forget_bias` of ``lstm`` with W_hh (all four blocks) times ``scale``."""
+    model = with_forget_bias(lstm, forget_bias)
+    with torch.no_grad():
+        model.weight_hh.mul_(scale)
+    return model
+
+
+def forget_gates(lstm: LSTM, x: torch.Tensor) -> torch.Tensor:
+    """The forget gates f_t (batch, time, hidden) of ``lstm`` over x (batch, time, input), from
+    zero state."""
+    h = c = x.new_zeros(x.size(0), lstm.hidden_size)
+    gates = []
+    for input_part in lstm.input_parts(x).unbind(1):  # (batch, 4 hidden)
+        gates.append(lstm.gates(input_part, h)[1])
+        h, c = lstm.update(input_part, (h, c))
+    return torch.stack(gates, dim=1)
+
+
+def by_draw(function: Callable, models: Sequence[nn.Module], x: torch.Tensor,
+            window: int | None = None) -> torch.Tensor:
+    """The gradient norms by distance of every model, each on its own block of x (the blocks
+    stacked along the batch, one per model, in the models' order): (models, window + 1), entry d
+    at distance d from the last step. ``function(model, x)`` is the forward pass measured."""
+    norms = input_gradient_norms(over_draws(function, models), x, groups=len(models))
+    return norms.flip(1)[:, : None if window is None else window + 1]
+
+
+def reach_over_draws(draws: int = 10, biases: Sequence[float] = (0.0, 1.0, 3.0),
+                     scales: Sequence[int] = (3, 10), window: int = 300, burn_in: int = 100,
+                     batch: int = 4, step_batch: int = 2, step_window: int = 100,
+                     step_scales: Sequence[tuple[float, int]] = (), seed: int = 0
+                     ) -> ReachDraws:
+    """The gradient over distance of a tanh RNN, an LSTM of each forget bias in ``biases`` (one
+    weight draw, only the bias differs) and a GRU at initialisation, for ``draws`` weight draws
+    at once (:func:`over_draws`), in float64 (Chapter 3, "Measuring the gradient over
+    distance"). Draw i is seeded with ``seed + i`` and gets ``batch`` Gaussian sequences of
+    ``burn_in + window + 1`` steps (the first ``burn_in`` let the states settle); L is the sum
+    of the last output. ``scales`` multiply W_hh of the bias-1 LSTM; the one-step factors are
+    measured over ``step_window`` steps after the burn-in of the first ``step_batch`` sequences,
+    for every bias at s = 1 and for every (bias, s) of ``step_scales`` and (1, s) of ``scales``.
+    """
+    check.positive(draws=draws, window=window, batch=batch, step_batch=step_batch,
+                   step_window=step_window)
+    check.int_range(0, None, burn_in=burn_in)
+    if step_batch > batch or step_window > window:
+        raise ValueError(f"step_batch and step_window must be at most batch and window, got "
+                         f"{step_batch} > {batch} or {step_window} > {window}")
+    shape = replace(ModelShape(), forget_bias=0.0)
+    models = {name: [] for name in ("tanh RNN", "LSTM", "GRU")}
+    inputs = []
+    for i in range(draws):
+        manual_seed(seed + i)
+        for name, draw_models in models.items():
+            draw_models.append(KIND[name].build(shape).double())
+        inputs.append(torch.randn(batch, burn_in + window + 1, shape.input_size,
+                                  dtype=torch.float64, generator=seeded_generator(seed + i)))
+    x = torch.cat(inputs)  # (draws * batch, time, features), draw by draw
+    call = nn.Module.__call__
+    settings = [*((b, 1) for b in biases), *((1.0, s) for s in scales)]
+    lstms = [scaled_lstm(m, b, s) for b, s in settings for m in models["LSTM"]]
+    curves = by_draw(call, lstms, x.repeat(len(settings), 1, 1), window).split(draws)
+    names = [f"LSTM, forget bias {b:.0f}" for b in biases]
+    measured = {"tanh RNN": by_draw(call, models["tanh RNN"], x, window),
+                **dict(zip(names, curves)), "GRU": by_draw(call, models["GRU"], x, window)}
+    scaled = {f"s = {s}": curve for s, curve in zip(scales, curves[len(biases):])}
+    biased = lstms[: len(biases) * draws]
+    repeated = x.repeat(len(biases), 1, 1)
+    cell_path = dict(zip(names, by_draw(call, [CellPathOnly(m) for m in biased], repeated,
+                                        window).split(draws)))
+    gates = over_draws(forget_gates, biased)(repeated).unflatten(0, (len(biased), -1))
+    products = torch.stack([forget_product_norms(g).flip(0)[: window + 1] for g in gates])
+    forget_products = dict(zip(names, products.split(draws)))
+    step_settings = list(dict.fromkeys([*settings, *step_scales]))
+    steps_x = x.unflatten(0, (draws, -1))[:, :step_batch, : burn_in + step_window].flatten(0, 1)
+    path = over_draws(cell_state_path, [scaled_lstm(m, b, s) for b, s in step_settings
+                                        for m in models["LSTM"]])(
+        steps_x.repeat(len(step_settings), 1, 1))
+    norms = path.step_norms[:, burn_in:].unflatten(0, (len(step_settings), draws, -1))
+    means = path.forget_gates[:, burn_in:].unflatten(0, (len(step_settings), draws, -1))
+    return ReachDraws(measured, cell_path, forget_products, scaled,
+                      dict(zip(step_settings, norms.flatten(2))),
+                      dict(zip(step_settings, means.flatten(2).mean(2))))
 
 
 def two_step_cell_jacobians(lstm: LSTM, x: torch.Tensor, c: torch.Tensor, o: torch.Tensor
@@ -115,7 +271,7 @@ def sequential_cost(
     }
     for steps in lengths:
         x = torch.randn(positions // steps, steps, lstm.input_size, dtype=lstm.weight_ih.dtype)
-        runs = (
+        runs = (  # each binds this length's x
             lambda x=x: lstm(x),
             lambda x=x: compiled(x),
             lambda x=x: lstm.update(lstm.input_parts(x.flatten(0, 1)), (rows, rows)),

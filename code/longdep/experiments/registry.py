@@ -1,4 +1,4 @@
-"""The book's one registry of model kinds (Chapters 4 and 6).
+"""The book's one registry of model kinds (Chapters 3 to 6).
 
 Every kind of sequence model that a chapter compares is named once, in :data:`KINDS`, with what
 the chapters need of it: its display name, how to build it for a :class:`ModelShape`
@@ -8,34 +8,54 @@ the chapters need of it: its display name, how to build it for a :class:`ModelSh
 has one (:class:`Table1Row`: the layer Chapter 4 stacks, the path length the paper states and
 the receptive-field formula). A driver that compares models names them in a tuple of its own,
 beside the code that uses it (``SUMMARY_MODELS`` in summary.py, ``MQAR_MODELS`` in mqar.py,
-``TABLE_1_LAYERS`` in attention.py).
+``TABLE_1_LAYERS`` in attention.py, ``CHAPTER_3_ROWS`` in key_recall.py).
+
+Every compared model reads the same two widths, :data:`BOOK_SIZES`: key recall's budget
+(:class:`longdep.experiments.key_recall.KeyRecallBudget`) and :class:`ModelShape` both take
+their defaults from it.
 """
 
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+import torch
 from torch import nn
 
-from longdep.experiments.key_recall import KEY_RECALL_BUDGET
 from longdep.models.attention import CausalSelfAttention
 from longdep.models.bag import BagOfTokens
 from longdep.models.conv import CausalConvolution
+from longdep.models.gru import GRU
 from longdep.models.lstm import LSTM
 from longdep.models.mixers import MIXERS, mixer_stack
 from longdep.models.rnn import ElmanRNN
+from longdep.models.transformer import EncoderStack
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The two widths every compared model of the book shares (Chapters 3, 5 and 6):
+    ``input_size``, the width of the token embeddings a model reads, and ``width``, its own
+    (the hidden size of a recurrent core, d_model of a stack)."""
+
+    input_size: int = 16
+    width: int = 32
+
+
+BOOK_SIZES = Sizes()
 
 
 @dataclass(frozen=True)
 class ModelShape:
-    """The sizes every compared model of Chapter 6 shares. ``input_size`` and ``width`` are the
-    key-recall budget's embedding and model widths; the stacks have ``num_layers`` layers,
-    ``num_heads`` heads and a feed-forward width ``d_ff``; ``window`` keys per query for the
-    sliding window, ``state_size`` states per channel for the SSM, ``forget_bias`` for the LSTM
-    (Chapter 3); ``max_len`` positions of the stacks' sinusoidal table."""
+    """The sizes every compared model shares (Chapters 3 to 6). ``input_size`` and ``width`` are
+    :data:`BOOK_SIZES`'s; the stacks have ``num_layers`` layers, ``num_heads`` heads and a
+    feed-forward width ``d_ff``; ``window`` keys per query for the sliding window,
+    ``state_size`` states per channel for the SSM, ``forget_bias`` for the LSTM (Chapter 3);
+    ``max_len`` positions of the stacks' sinusoidal table; ``norm_first`` (Pre-LN) for the
+    encoder stack of key recall (Chapter 5)."""
 
-    input_size: int = KEY_RECALL_BUDGET.embedding_dim
-    width: int = KEY_RECALL_BUDGET.model_dim
+    input_size: int = BOOK_SIZES.input_size
+    width: int = BOOK_SIZES.width
     num_layers: int = 1
     num_heads: int = 2
     d_ff: int = 64
@@ -43,6 +63,7 @@ class ModelShape:
     state_size: int = 2
     forget_bias: float = 3.0
     max_len: int = 4096
+    norm_first: bool = True
 
 
 # (features, index from 0 in the stack, kernel size k, window r) -> one layer of a stack
@@ -144,8 +165,42 @@ def convolution_layer(dilated: bool) -> LayerMaker:
                                                            2**index if dilated else 1)
 
 
+def orthogonal_rnn(shape: ModelShape, size: int) -> ElmanRNN:
+    """A tanh RNN whose recurrent matrix is orthogonal (Saxe et al. 2014; Chapter 3): every
+    singular value of W_hh is 1, so at zero state one step neither shrinks nor stretches."""
+    rnn = ElmanRNN(size, shape.width)
+    nn.init.orthogonal_(rnn.weight_hh)
+    return rnn
+
+
+def identity_relu_rnn(shape: ModelShape, size: int) -> ElmanRNN:
+    """The IRNN (Le, Jaitly & Hinton 2015; Chapter 3): a relu RNN with W_hh = I and both biases
+    0, so that with no input the state is carried unchanged. W_ih keeps PyTorch's
+    U(-1/sqrt(width), 1/sqrt(width)), not the paper's N(0, 0.001^2)."""
+    rnn = ElmanRNN(size, shape.width, nonlinearity="relu")
+    with torch.no_grad():
+        rnn.weight_hh.copy_(torch.eye(shape.width))
+        rnn.bias_hh.zero_()
+        rnn.bias_ih.zero_()
+    return rnn
+
+
+def last_position_encoder(shape: ModelShape, size: int) -> EncoderStack:
+    """The encoder stack that Chapter 5 trains on key recall: ``shape.num_layers`` layers, Post-
+    or Pre-LN by ``shape.norm_first``, an input projection from ``size`` features. Not causal:
+    the classifier reads only the last position, which a causal mask would not restrict; and it
+    computes only that position's output (``last_only``), the same number at a fraction of the
+    cost."""
+    return EncoderStack(shape.width, shape.num_heads, shape.num_layers, shape.d_ff,
+                        max_len=shape.max_len, norm_first=shape.norm_first, input_size=size,
+                        last_only=True)
+
+
 ORDER_BLIND = "bag of tokens (order-blind control)"
 """The control row of the key-recall results: :class:`longdep.models.bag.BagOfTokens`."""
+
+LAST_POSITION_ENCODER = "Transformer encoder (last position)"
+"""Chapter 5's key-recall Transformer, :func:`last_position_encoder`."""
 
 KINDS = (
     ModelKind("tanh RNN", make=lambda shape, size: ElmanRNN(size, shape.width),
@@ -178,6 +233,12 @@ KINDS = (
     ModelKind(ORDER_BLIND,
               make=lambda shape, size: BagOfTokens(size, shape.width),
               twin=lambda shape: BagOfTokens(shape.input_size, shape.width, last_only=True)),
+    # Chapter 3's key recall: two initialisations of the plain RNN, the GRU; Chapter 5's encoder
+    ModelKind("tanh RNN, orthogonal", make=orthogonal_rnn, recurrent=True),
+    ModelKind("IRNN (relu, identity)", make=identity_relu_rnn, recurrent=True),
+    ModelKind("GRU", make=lambda shape, size: GRU(size, shape.width), recurrent=True,
+              twin=lambda shape: GRU(shape.input_size, shape.width).to_torch()),
+    ModelKind(LAST_POSITION_ENCODER, make=last_position_encoder),
 )
 """Every kind of model of the book, once."""
 

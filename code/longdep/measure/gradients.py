@@ -58,21 +58,31 @@ def input_gradient_norms(
     forward: Callable[[torch.Tensor], torch.Tensor | tuple],
     x: torch.Tensor,
     loss_fn: Callable[[torch.Tensor], torch.Tensor] = last_output_sum,
+    groups: int | None = None,
 ) -> torch.Tensor:
     """Norm of dL/dx_k for every step k, from one backward pass.
 
     forward maps x (batch, time, features) to outputs (batch, time, features') or to a tuple whose
     first element is that; L = loss_fn(outputs). Returns a (time,) tensor; entry k is the norm over
-    batch and features of dL/dx_k, so the distance from the last step is time - 1 - k.
+    batch and features of dL/dx_k, so the distance from the last step is time - 1 - k. With
+    ``groups``, the batch is that many equal groups of sequences (one per weight draw of a
+    forward that runs several draws at once, Chapter 3) and the norms are taken per group:
+    a (groups, time) tensor.
     """
     check.callables(forward=forward, loss_fn=loss_fn)
     check.tensor(x, "x", "(batch, time, features)", 3)
     if x.dim() != 3:
         raise ValueError(f"x must have shape (batch, time, features), got {tuple(x.shape)}")
+    if groups is not None:
+        check.positive(groups=groups)
+        if x.size(0) % groups:
+            raise ValueError(f"groups must divide the batch of x ({x.size(0)}), got {groups}")
     x = x.detach().requires_grad_()
     outputs = check.first_output(forward(x))
     (grad,) = torch.autograd.grad(loss_fn(outputs), x)
-    return finite_or_inf(grad.norm(dim=(0, 2)))
+    if groups is None:
+        return finite_or_inf(grad.norm(dim=(0, 2)))
+    return finite_or_inf(grad.unflatten(0, (groups, -1)).norm(dim=(1, 3)))
 
 
 def state_gradient_norms(

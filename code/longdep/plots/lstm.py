@@ -16,7 +16,7 @@ EXTRA_COLOURS = ["#a0522d", "#9acd32", "#8a2be2"]  # after the style's cycle: br
 # Chapter 3 figures
 def plot_lstm_gradients(distances, measured: dict[str, np.ndarray],
                         cell_path: dict[str, np.ndarray], scaled: dict[str, np.ndarray],
-                        scaled_model: str):
+                        scaled_model: str, chaotic=()):
     """Chapter 3: ||dL/dx_{T-d}|| against distance d on log axes, in two panels.
 
     Left: ``measured`` curves (one per model) at initialisation, and dashed in the same colour,
@@ -24,6 +24,8 @@ def plot_lstm_gradients(distances, measured: dict[str, np.ndarray],
     detached where it enters the gates). Right: ``scaled`` curves, the model ``scaled_model``
     of the left panel with larger W_hh; the first of them (s = 1) is that model and keeps its
     colour, so every model has one colour across both panels. Arrays are indexed by distance.
+    The labels of ``scaled`` in ``chaotic`` are curves whose size moves by powers of ten with
+    the last bits of the arithmetic: the alt text calls them chaotic instead of giving a number.
     """
     check_curves("measured", measured)
     check_curves("cell_path", cell_path, allow_empty=True)
@@ -31,6 +33,8 @@ def plot_lstm_gradients(distances, measured: dict[str, np.ndarray],
     if scaled_model not in measured:
         raise ValueError(f"scaled_model must be a label of measured {list(measured)}, "
                          f"got {scaled_model!r}")
+    if not set(chaotic) <= set(scaled):
+        raise ValueError(f"chaotic must name labels of scaled {list(scaled)}, got {chaotic!r}")
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True,
                                       layout="constrained")
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -58,17 +62,19 @@ def plot_lstm_gradients(distances, measured: dict[str, np.ndarray],
         ax.legend(loc="lower left", fontsize="small")
     right.yaxis.set_tick_params(labelleft=True)
     return closed_for_display(fig, alt=_lstm_gradients_alt(distances, measured, cell_path,
-                                                           scaled, scaled_model))
+                                                           scaled, scaled_model, chaotic))
 
 
-def _ratios_at_the_end(curves: dict) -> str:
-    """Each curve's last value over its first, "name 1.2e-05", joined."""
-    return joined((f"{localised(label)} {norms[-1] / norms[0]:.1e}"
+def _ratios_at_the_end(curves: dict, chaotic=()) -> str:
+    """Each curve's last value over its first, "name 1.2e-05", joined; "name chaotic" for the
+    labels in ``chaotic``."""
+    return joined((f"{localised(label)} " + (words("chaotic", "混沌") if label in chaotic
+                                             else f"{norms[-1] / norms[0]:.1e}")
                    for label, norms in curves.items()), clauses=True)
 
 
 def _lstm_gradients_alt(distances, measured: dict, cell_path: dict, scaled: dict,
-                        scaled_model) -> str:
+                        scaled_model, chaotic=()) -> str:
     """What plot_lstm_gradients shows: each curve at the largest distance, relative to its
     value at distance 0 (one more digit than the figure's decades, as Chapter 3 glues them)."""
     far = list(distances)[-1]
@@ -79,12 +85,12 @@ def _lstm_gradients_alt(distances, measured: dict, cell_path: dict, scaled: dict
         f"{_ratios_at_the_end(measured)}"
         + (f"; dashed, the gradient along the cell alone for {dashed}" if dashed else "")
         + f". Right: {localised(scaled_model)} with W_hh multiplied by s; at d = {far}: "
-        f"{_ratios_at_the_end(scaled)}.",
+        f"{_ratios_at_the_end(scaled, chaotic)}.",
         f"两幅图，对数坐标，显示梯度范数随距离 d（0 到 {far}）的变化。左图为初始化时：在 d = "
         f"{far} 处，梯度相对于 d = 0 处的值为：{_ratios_at_the_end(measured)}"
         + (f"；虚线是{dashed}只沿细胞状态的梯度" if dashed else "")
         + f"。右图：{localised(scaled_model)}，W_hh 乘以 s；在 d = {far} 处："
-        f"{_ratios_at_the_end(scaled)}。")
+        f"{_ratios_at_the_end(scaled, chaotic)}。")
 
 
 def plot_key_recall_accuracy(distances, accuracies: dict[str, np.ndarray], chance: float,
@@ -131,41 +137,31 @@ def plot_key_recall_accuracy(distances, accuracies: dict[str, np.ndarray], chanc
                                                        bound))
 
 
-def _longest_solved(distances, grid: np.ndarray, threshold: float = 0.95) -> int:
-    """The largest distance up to which every seed reaches ``threshold`` (0 if none), the
-    statistic Chapter 3 glues; a distance a row did not train (NaN) is not solved."""
-    solved = 0
-    for distance, worst in zip(distances, grid.min(0)):
-        if not worst >= threshold:
-            break
-        solved = distance
-    return solved
+def _seeds_solving(distances, grid: np.ndarray, threshold: float = 0.95) -> str:
+    """How many seeds reach ``threshold`` at each distance the row trained (not NaN), "9/10 at
+    5, 0/10 at 10", the counts Chapter 3 tabulates."""
+    counts = [(d, int((column >= threshold).sum()), len(column))
+              for d, column in zip(distances, grid.T) if not np.isnan(column).any()]
+    return joined(words(f"{k}/{n} at {d}", f"{d} 处 {k}/{n}") for d, k, n in counts)
 
 
 def _key_recall_alt(distances, accuracies: dict, chance: float, title, bound) -> str:
-    """What plot_key_recall_accuracy shows: for each model the largest distance up to which
-    every seed reaches 0.95, and the chance line."""
+    """What plot_key_recall_accuracy shows: for each model how many seeds reach 0.95 at each
+    distance it trained, and the chance line."""
     distances = list(distances)
-    models = []
-    for label, grid in accuracies.items():
-        grid = np.asarray(grid, dtype=float)
-        solved = _longest_solved(distances, grid)
-        seeds = words(f"{grid.shape[0]} seed" + ("s" if grid.shape[0] > 1 else ""),
-                      f"{grid.shape[0]} 个种子")
-        models.append(words(f"{localised(label)} ({seeds}) {solved or 'none'}",
-                            f"{localised(label)}（{seeds}）为 {solved}" if solved else
-                            f"{localised(label)}（{seeds}）无"))
+    models = [words(f"{localised(label)}: {_seeds_solving(distances, np.asarray(grid, float))}",
+                    f"{localised(label)}：{_seeds_solving(distances, np.asarray(grid, float))}")
+              for label, grid in accuracies.items()]
     blind = words("; a dashed grey line, the best order-blind model", "；灰色虚线是最好的不看"
                   "顺序的模型") if bound is not None else ""
     return words(
         f"{localised(title)}. Held-out accuracy against the distance between key and query "
         f"({joined(map(str, distances))}, log axis), a line for the mean over the seeds and a "
-        f"dot for each seed; a dotted line at chance, {chance:.3f}{blind}. The largest "
-        f"distance up to which every seed reaches 0.95: " + "; ".join(models) + ".",
+        f"dot for each seed; a dotted line at chance, {chance:.3f}{blind}. Seeds reaching "
+        f"0.95: " + "; ".join(models) + ".",
         f"{localised(title)}：留出集准确率随键与查询之间距离（{joined(map(str, distances))}，"
         f"对数坐标）的变化，线为各种子的均值，点为单个种子；点线是随机猜测的水平 "
-        f"{chance:.3f}{blind}。所有种子都达到 0.95 的最远距离（此前各距离也都达到）："
-        + "；".join(models) + "。")
+        f"{chance:.3f}{blind}。达到 0.95 的种子数：" + "；".join(models) + "。")
 
 
 def plot_sequential_cost(lengths, seconds: dict[str, list[float]], positions: int):
