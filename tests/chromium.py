@@ -10,13 +10,17 @@ synchronous Playwright in the same thread fails.
 import os
 import re
 import shutil
+from pathlib import Path
+
+import pytest
 
 CHROMIUM_FLAGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic",
 ]
 # Text a reader must never see: TeX delimiters or commands that MathJax left untypeset.
-RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname|\\sqrt|\\text\{|\\math[a-z]+\{")
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname"
+                     r"|\\sqrt|\\text\{|\\math[a-z]+\{")
 
 INSPECT_PAGE = """() => {
   const images = [...document.querySelectorAll('img')];
@@ -47,3 +51,26 @@ def chromium_path() -> str | None:
         if candidate and (path := shutil.which(candidate)):
             return path
     return None
+
+
+def skip_or_fail(message: str):
+    """A browser test that cannot run skips, saying why; where it is required, it fails."""
+    if browser_required():
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def site_pages(site: Path) -> list[str]:
+    """The built site's pages, relative to `site`: every HTML page but Sphinx's own folders
+    (_static, _sources, ...) and the pages that only redirect."""
+    if not site.exists():
+        return []
+    return sorted(
+        str(p.relative_to(site)) for p in site.rglob("*.html")
+        if not any(part.startswith("_") for part in p.relative_to(site).parts)
+        and not is_redirect(p)
+    )
+
+
+def is_redirect(page: Path) -> bool:
+    return 'http-equiv="Refresh"' in page.read_text(encoding="utf-8")[:500]

@@ -172,13 +172,16 @@ def test_causal_attention_does_not_see_the_future():
 def test_multi_head_attention_rejects_bad_arguments():
     with pytest.raises(ValueError, match="multiple of num_heads"):
         MultiHeadAttention(10, 3)
-    with pytest.raises(ValueError, match="dropout"):
-        MultiHeadAttention(8, 2, dropout=1.0)
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\], got 1.5"):
+        MultiHeadAttention(8, 2, dropout=1.5)
+    with pytest.raises(ValueError, match=r"dropout must be finite"):
+        MultiHeadAttention(8, 2, dropout=math.nan)
     model = MultiHeadAttention(8, 2)
     x = torch.randn(2, 5, 8)
     with pytest.raises(ValueError, match=r"query must have shape \(batch, time, 8\)"):
         model(x[0], x[0], x[0])
-    with pytest.raises(ValueError, match=r"key must have shape \(batch, time, 8\), got .*\(2, 5, 4\)"):
+    with pytest.raises(ValueError,
+                       match=r"key must have shape \(batch, time, 8\), got .*\(2, 5, 4\)"):
         model(x, x[..., :4], x)
     with pytest.raises(ValueError, match="does not broadcast to \\(batch, time_q, time_k\\)"):
         model(x, x, x, causal_mask(4))
@@ -219,3 +222,14 @@ def test_positional_encoding_rejects_a_sequence_longer_than_its_table():
         encoding(torch.zeros(1, 11, 8))
     with pytest.raises(ValueError, match=r"x must have shape \(batch, time, 8\)"):
         encoding(torch.zeros(1, 5, 6))
+
+
+def test_dropout_one_drops_every_weight_as_torch_does():
+    """torch.nn.Dropout's range is [0, 1]; at 1 every attention weight is dropped, so each
+    output is out_proj's bias, in torch's module as in ours."""
+    theirs = nn.MultiheadAttention(8, 2, dropout=1.0, batch_first=True)
+    ours = MultiHeadAttention.from_torch(theirs)
+    x = torch.randn(2, 5, 8)
+    expected = theirs.out_proj.bias.expand(2, 5, 8)
+    torch.testing.assert_close(ours(x, x, x)[0], expected, rtol=0, atol=0)
+    torch.testing.assert_close(theirs(x, x, x)[0], expected, rtol=0, atol=0)

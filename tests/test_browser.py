@@ -14,16 +14,21 @@ LONGDEP_REQUIRE_BROWSER=1 a missing browser is a failure instead.
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from chromium import CHROMIUM_FLAGS, INSPECT_PAGE, RAW_TEX, browser_required, chromium_path
+from build_stamp import read_stamp, stamp_text
+from chromium import (
+    CHROMIUM_FLAGS,
+    INSPECT_PAGE,
+    RAW_TEX,
+    browser_required,
+    chromium_path,
+    site_pages,
+)
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "book" / "_ext"))
-from build_stamp import read_stamp, stamp_text  # the book's own extension, from book/_ext
 
 SITE = REPO / "_build" / "html"
 ZH = SITE / "zh_CN"
@@ -33,17 +38,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 CJK_FONT = re.compile(r"CJK|Source Han|PingFang|Hiragino|YaHei|SimSun|SimHei|WenQuanYi|"
                       r"Droid Sans Fallback|AR PL|Noto Sans SC|Noto Serif SC", re.IGNORECASE)
 def pages() -> list[str]:
-    if not SITE.exists():
-        return []
-    return sorted(
-        str(p.relative_to(SITE)) for p in SITE.rglob("*.html")
-        if not any(part.startswith("_") for part in p.relative_to(SITE).parts)
-        and not is_redirect(p)
-    )
-
-
-def is_redirect(page: Path) -> bool:
-    return 'http-equiv="Refresh"' in page.read_text(encoding="utf-8")[:500]
+    return site_pages(SITE)
 
 
 def test_the_book_has_pages():
@@ -243,24 +238,33 @@ def pasted(page: Path) -> list[str]:
     return [span.get_text() for span in article.select("span.pasted-text")]
 
 
+NUMBER = re.compile(r"[-+]?\d[\d.,]*(?:e[-+]?\d+)?")
+
+
 @pytest.mark.parametrize("page", english_pages() or ["book/intro.html"])
 def test_every_glued_number_of_a_chinese_page_is_the_english_number(page):
     built()
     english, chinese = pasted(SITE / page), pasted(ZH / page)
-    # A translated paragraph may order its numbers differently: compare them as multisets.
-    assert sorted(chinese) == sorted(english), page
+    # A translated paragraph may order its numbers differently: compare them as multisets. A
+    # glued word or phrase has its Chinese (the _zh key of longdep.book.chapter_glue) on the
+    # Chinese page: the numbers inside the pasted values are the same.
+    assert len(chinese) == len(english), page
+    assert sorted(n for v in chinese for n in NUMBER.findall(v)) == \
+        sorted(n for v in english for n in NUMBER.findall(v)), page
     assert all(value.strip() for value in chinese), "an empty pasted number"
 
 
 @pytest.mark.parametrize("page", english_pages() or ["book/intro.html"])
 def test_every_page_links_to_the_same_page_in_the_other_edition(page):
     built()
-    for here, there, language in ((SITE / page, ZH / page, "zh-CN"), (ZH / page, SITE / page, "en")):
+    for here, there, language in ((SITE / page, ZH / page, "zh-CN"),
+                                  (ZH / page, SITE / page, "en")):
         soup = BeautifulSoup(here.read_text(encoding="utf-8"), "html.parser")
         link = soup.select_one(f"a.language-switcher[hreflang='{language}']")
         assert link is not None, f"{here}: no link to the {language} edition"
         assert (here.parent / link["href"]).resolve() == there.resolve()
-        alternates = {a["hreflang"]: a["href"] for a in soup.select("link[rel=alternate][hreflang]")}
+        alternates = {a["hreflang"]: a["href"]
+                      for a in soup.select("link[rel=alternate][hreflang]")}
         assert alternates["en"].endswith(f"/{page}") and "/zh_CN/" not in alternates["en"]
         assert alternates["zh-CN"].endswith(f"/zh_CN/{page}")
 
@@ -300,7 +304,6 @@ def glossary_terms(page: Path) -> list[str]:
 def test_the_glossary_is_alphabetical_in_english_and_in_pinyin_order_in_chinese():
     """English in the order of the source; Chinese re-sorted by book/_ext/glossary_order.py."""
     built()
-    sys.path.insert(0, str(REPO / "book" / "_ext"))
     from glossary_order import pinyin_key
 
     english = glossary_terms(SITE / "book" / "glossary.html")
@@ -474,3 +477,47 @@ def test_a_chinese_page_has_no_english_interface(browser, server, page_path):
         assert all(re.fullmatch(r"练习 3\.\d+ 解答", title) for title in solutions), solutions
     if page_path == "book/execution_statistics.html":
         assert "缓存" in {text for _, text in texts}
+
+
+# ---- what a cell shows, in the page's language (one execution, book/_ext/bilingual_outputs.py)
+
+# The chapters whose cell outputs are bilingual (CONTRIBUTING.md, "Both editions"): on the
+# Chinese page they are Chinese, on the English page English.
+BILINGUAL_CHAPTERS = ["book/01_rnn_bptt.html"]
+# Latin words a Chinese output may keep: names of code and of libraries, as the prose keeps them.
+CODE_NAMES = {"autograd", "PyTorch", "torch", "tanh", "softmax", "BPTT", "RNN", "LSTM", "GRU"}
+OUTPUTS = """() => {
+  const outputs = [...document.querySelectorAll('article div.cell_output')];
+  return {
+    texts: outputs.flatMap(o => [...o.querySelectorAll('.output')].map(n => n.textContent)),
+    alts: outputs.flatMap(o => [...o.querySelectorAll('img')].map(i => i.alt)),
+  };
+}"""
+
+
+def english_words(text: str) -> list[str]:
+    """The English words of a text: runs of two or more Latin letters, but not code names
+    (weight_hh, float32: a word with a digit or an underscore) or CODE_NAMES."""
+    return [word for word in re.findall(r"\w+", text)
+            if re.fullmatch(r"[A-Za-z]{2,}", word) and word not in CODE_NAMES]
+
+
+@pytest.mark.parametrize("page_path", BILINGUAL_CHAPTERS)
+def test_every_output_of_a_chinese_chapter_page_is_chinese(browser, server, page_path):
+    """Every cell output of the page, shown or in a closed dropdown, and every figure's alt
+    text: on the Chinese page no English word left (code names and numbers aside), on the
+    English page no Chinese character."""
+    found = {}
+    for edition in ("", "zh_CN/"):
+        page = browser.new_page()
+        page.goto(f"{server}/{edition}{page_path}", wait_until="load")
+        found[edition] = page.evaluate(OUTPUTS)
+        page.close()
+    chinese, english = found["zh_CN/"], found[""]
+    assert chinese["texts"] and chinese["alts"], "the chapter shows outputs and figures"
+    left = [word for text in chinese["texts"] + chinese["alts"] for word in english_words(text)]
+    assert not left, f"{len(left)} English words in the Chinese page's outputs: {left}"
+    assert all(len(CJK.findall(alt)) > 20 for alt in chinese["alts"]), chinese["alts"]
+    assert len(english["texts"]) == len(chinese["texts"]), "the same outputs in both editions"
+    assert not [text for text in english["texts"] + english["alts"] if CJK.search(text)]
+    assert all(len(english_words(alt)) > 20 for alt in english["alts"]), english["alts"]

@@ -1,4 +1,5 @@
-"""The book build fails loudly: a raising cell or a broken reference makes `make book` exit non-zero.
+"""The book build fails loudly: a raising cell or a broken reference makes `make book` exit
+non-zero.
 
 Each test builds a one-chapter book with the repository's own _config.yml and the Makefile's own
 build command (`make build-only BOOK=...`), so what is tested is what `make book` runs.
@@ -19,7 +20,8 @@ GOOD_CELL = "value = 6 * 7\nprint(value)"
 def make_book(root: Path, chapter_cells: list[nbformat.NotebookNode]) -> None:
     """A book with the repository's configuration and one chapter made of the given cells."""
     shutil.copy(REPO / "_config.yml", root / "_config.yml")
-    (root / "_toc.yml").write_text("format: jb-book\nroot: book/index\nchapters:\n  - file: book/chapter\n")
+    (root / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/index\nchapters:\n  - file: book/chapter\n")
     book = root / "book"
     book.mkdir()
     for name in ("references.bib", "favicon.svg"):

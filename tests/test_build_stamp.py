@@ -13,17 +13,15 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from build_stamp import read_stamp, stamp_text
 from chromium import browser_required, chromium_path
 from test_zh_edition import make, make_two_page_book
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "book" / "_ext"))
-from build_stamp import read_stamp, stamp_text  # the book's own extension, from book/_ext
 
 # 02:00 on 1 March in UTC+05:00 is 21:00 on 29 February in UTC: the stamp's date is UTC's.
 COMMIT_DATE = "2024-03-01T02:00:00+05:00"

@@ -168,6 +168,30 @@ BAD_INPUTS = [
      TypeError, "header must be a list or tuple, got str"),
     ("Table", lambda: book.Table(["a", "b"], [["1", "2"], ["3"]]),
      ValueError, r"every row needs one cell per column \(2\): rows \[1\] have \[1\]"),
+    ("Table", lambda: book.Table([("a", None)], [["1"]]),
+     TypeError, "zh must be a str, got NoneType None"),
+    # the bilingual outputs (tests/test_bilingual.py tests what they show)
+    ("Bilingual", lambda: book.Bilingual("a", 1), TypeError, "zh must be a str, got int 1"),
+    ("bilingual", lambda: book.bilingual(True),
+     TypeError, r"a bilingual text must be a str, a number, an \(en, zh\) pair or a Bilingual"),
+    ("show", lambda: book.show(), ValueError, "show needs at least one line"),
+    ("BilingualFigure", lambda: book.BilingualFigure({"en": (b"", "a")}),
+     ValueError, r"drawings must map each of \['en', 'zh'\] to \(PNG, alt text\)"),
+    ("BilingualFigure", lambda: book.BilingualFigure({"en": (b"", "a"), "zh": ("", "b")}),
+     TypeError, r"drawings\['zh'\] must be a pair \(PNG bytes, alt text\)"),
+    ("words", lambda: style.words("norm", None), TypeError, "zh must be a str"),
+    ("joined", lambda: style.joined([1, 2]), TypeError, "items must be an iterable of str"),
+    ("spaced", lambda: style.spaced(None), TypeError, "text must be a str"),
+    ("localised", lambda: style.localised(3),
+     TypeError, "a label must be a str or have str attributes en and zh"),
+    ("in_language", lambda: style.in_language("fr").__enter__(),
+     ValueError, "language must be 'en' or 'zh', got 'fr'"),
+    ("alt_text", lambda: style.alt_text(style.closed_for_display(closed_figure())),
+     ValueError, "the figure has no alt text"),
+    ("png", lambda: style.png("figure.png"),
+     TypeError, "fig must be a matplotlib.figure.Figure, got str"),
+    ("both_languages", lambda: style.both_languages("plot_bptt_contributions"),
+     TypeError, "plot must be a plotting function, got str"),
 ]
 
 
@@ -189,9 +213,11 @@ ENTRY_POINTS = {
     rnn_plots: ["plot_bptt_contributions"],
     plots: ["plot_matrix_powers", "plot_regimes", "plot_input_scales", "plot_cliff",
             "plot_clipping_runs", "plot_mean_field"],
-    style: ["closed_for_display"],
+    style: ["closed_for_display", "words", "joined", "spaced", "localised", "in_language",
+            "alt_text", "png", "both_languages"],
     book: ["seed_everything", "reproducible", "use_deterministic_algorithms",
-           "power_of_ten_above", "significant", "chapter_glue", "Table"],
+           "power_of_ten_above", "significant", "chapter_glue", "Table", "Bilingual",
+           "bilingual", "show", "BilingualFigure"],
 }
 
 
@@ -202,9 +228,10 @@ def test_every_entry_point_taking_arguments_has_a_bad_input_row():
         public = {name for name, value in vars(module).items()
                   if callable(value) and not name.startswith("_")
                   and getattr(value, "__module__", None) == module.__name__}
-        # the result types (NamedTuples) and the style set-up (no arguments) take no input
-        public -= {"DescentPath", "SeedRuns", "Cliff", "use_book_style",
-                   "share_parsed_mathtext"}
+        # the result types (NamedTuples), the style set-up and the Chinese font's look-up (no
+        # arguments) take no input
+        public -= {"DescentPath", "SeedRuns", "Cliff", "use_book_style", "share_parsed_mathtext",
+                   "chinese_font"}
         assert public == set(names), f"{module.__name__}: {public ^ set(names)}"
         assert set(names) <= tested
 

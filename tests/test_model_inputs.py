@@ -19,16 +19,32 @@ from longdep.models.attention import (
     scaled_dot_product_attention,
     sliding_window_mask,
 )
+from longdep.models.bag import BagOfTokens
 from longdep.models.conv import CausalConvolution
-from longdep.models.linear import linear_attention, linear_attention_recurrent
+from longdep.models.delta import chunks_of, delta_rule_recurrent
+from longdep.models.forgetting import ForgettingAttention, forget_gate_bias
+from longdep.models.heads import LastStepClassifier, PairRecallClassifier
+from longdep.models.linear import (
+    exclusive_cumsum,
+    linear_attention,
+    linear_attention_recurrent,
+    random_projection,
+)
+from longdep.models.lru import power_scan
 from longdep.models.lstm import LSTM
-from longdep.models.mixers import WindowedSelfAttention
+from longdep.models.mixers import WindowedSelfAttention, mixer_stack
 from longdep.models.rnn import ElmanRNN
-from longdep.models.sparse import sliding_window_attention
+from longdep.models.sparse import bigbird_mask, global_token_mask, sliding_window_attention
+from longdep.models.ssd import ScalarSSM, decay_parameters
 from longdep.models.ssm import SelectiveSSM
-from longdep.models.transformer import EncoderLayer, EncoderStack, TransformerEncoder
+from longdep.models.transformer import (
+    EncoderLayer,
+    EncoderStack,
+    NextTokenHead,
+    NextTokenModel,
+    TransformerEncoder,
+)
 from torch import nn
-
 
 # 1. from_torch refuses the wrong module type and the options it cannot copy ------------------
 
@@ -240,7 +256,7 @@ def test_mixed_states_and_queries_name_both_dtypes():
 
 def test_arguments_that_used_to_pass_unchecked():
     q = torch.randn(2, 5, 8)
-    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\), got -0.5"):
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\], got -0.5"):
         scaled_dot_product_attention(q, q, q, dropout=-0.5)
     with pytest.raises(ValueError, match="forget_bias must be finite, got nan"):
         LSTM(3, 4, forget_bias=math.nan)
@@ -315,10 +331,158 @@ def test_a_nan_input_reaches_its_own_and_later_steps_only(make):
 
 def test_a_nan_input_to_a_causal_transformer_reaches_every_step():
     """Causal attention blocks step 3 from queries 0-2 with weights of exactly 0, but the NaN
-    value is still multiplied by them: 0 * NaN = NaN reaches every output (transformer.py says so)."""
+    value is still multiplied by them: 0 * NaN = NaN reaches every output (transformer.py says
+    so)."""
     torch.manual_seed(0)
     stack = EncoderStack(4, 1, 1, 8, 10, causal=True, input_size=3).double()
     x = torch.randn(2, 6, 3, dtype=torch.float64)
     assert torch.isfinite(stack(x)).all()
     x[:, 3, 0] = math.nan
     assert torch.isnan(stack(x)).all()
+
+
+# Issue 27 -------------------------------------------------------------------------------------
+# 11. float overflow from finite inputs: a NaN raises, naming what the caller passed -----------
+
+OVERFLOWING = {
+    "EncoderLayer": (lambda: EncoderLayer(4, 2, 8), "x"),
+    "EncoderStack": (lambda: EncoderStack(4, 2, 2, 8, 8, norm_first=True), "x"),
+    "CausalSelfAttention": (lambda: CausalSelfAttention(4), "x"),
+    "BagOfTokens": (lambda: BagOfTokens(4, 3), "x"),
+    "SelectiveSSM": (lambda: SelectiveSSM(4, 3), "x"),
+    "mixer_stack ssm": (lambda: mixer_stack("ssm", 4, 2, 1, 8, 8), "x"),
+    "mixer_stack linear": (lambda: mixer_stack("linear", 4, 2, 1, 8, 8), "x"),
+    "ScalarSSM": (lambda: ScalarSSM(4, 2, 3), "x"),
+    "ForgettingAttention": (lambda: ForgettingAttention(4, 2), "x"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERFLOWING))
+def test_a_nan_made_by_float32_overflow_of_finite_inputs_is_refused_by_name(name):
+    make, argument = OVERFLOWING[name]
+    model = make()
+    x = torch.full((2, 5, 4), 3e38)
+    assert not torch.isnan(check_first(model(torch.ones(2, 5, 4)))).any()
+    with pytest.raises(ValueError, match=rf"^{argument} is finite \(largest \|entry\| 3e\+38\), "
+                                         r"but the output holds NaN: float32 overflowed"):
+        model(x)
+    with torch.no_grad():  # in float64 the same input is fine
+        assert not torch.isnan(check_first(model.double()(x.double()))).any()
+
+
+def check_first(outputs):
+    return outputs[0] if isinstance(outputs, tuple) else outputs
+
+
+def test_multi_head_attention_names_query_key_and_value_alone_and_x_inside_a_layer():
+    attention = MultiHeadAttention(4, 2)
+    x, y = torch.full((2, 5, 4), 1e20), torch.randn(2, 5, 4)
+    with pytest.raises(ValueError, match=r"^query is finite"):  # self-attention: one tensor
+        attention(x, x, x)
+    with pytest.raises(ValueError, match=r"^query, key, value are finite"):
+        attention(x, x.clone(), y)
+    with pytest.raises(ValueError, match=r"^x is finite"):  # the layer's own argument
+        EncoderLayer(4, 2, 8)(x)
+
+
+def test_given_nan_and_inf_and_non_finite_weights_still_propagate_unchecked():
+    layer = EncoderLayer(4, 2, 8)
+    x = torch.randn(2, 5, 4)
+    x[0, 1, 2] = math.inf
+    assert torch.isnan(layer(x)).any()  # as torch.nn.TransformerEncoderLayer: no error
+    with torch.no_grad():
+        layer.linear1.weight[0, 0] = math.nan  # a diverged model: its NaN is its own
+    assert torch.isnan(layer(torch.randn(2, 5, 4))).any()
+
+
+def test_an_inf_from_overflow_is_returned_as_inf():
+    rnn = ElmanRNN(2, 2, "identity")
+    with torch.no_grad():
+        rnn.weight_hh.copy_(torch.eye(2) * 1e30)
+    _, h = rnn(torch.ones(1, 3, 2))
+    assert torch.isinf(h).all()
+
+
+def test_the_overflow_check_is_skipped_under_vmap():
+    layer = EncoderLayer(4, 2, 8)
+    params = {name: p.detach()[None].expand(2, *p.shape) for name, p in layer.named_parameters()}
+    x = torch.full((2, 1, 5, 4), 1e20)
+    out = torch.func.vmap(lambda p, x: torch.func.functional_call(layer, p, (x,)))(params, x)
+    assert torch.isnan(out).any()  # the values cannot decide a branch under vmap
+
+
+# 12. compositions: a head on a core, a head on an encoder -- both sides named -----------------
+
+def test_a_head_checks_that_it_meets_its_core():
+    with pytest.raises(ValueError, match=r"embedding_dim=4, but the core \(ElmanRNN\) reads 5 "
+                                         r"features"):
+        LastStepClassifier(10, 4, ElmanRNN(5, 6), 6, 3)
+    head = LastStepClassifier(10, 4, ElmanRNN(4, 6), 5, 3)
+    with pytest.raises(ValueError, match=r"the core \(ElmanRNN\) must return \(batch, time, "
+                                         r"core_dim\) = \(batch, time, 5\), got .*\(2, 3, 6\)"):
+        head(torch.zeros(2, 3, dtype=torch.long))
+    with pytest.raises(TypeError, match=r"core must be a torch.nn.Module, got function"):
+        LastStepClassifier(10, 4, lambda x: x, 4, 3)
+    with pytest.raises(ValueError, match=r"width=8, but the core \(ElmanRNN\) reads 6"):
+        PairRecallClassifier(ElmanRNN(6, 8), 8, 6, 5)
+    with pytest.raises(ValueError, match=r"the encoder gives d_model=4 features, but the head "
+                                         r"reads in_features=6"):
+        NextTokenModel(TransformerEncoder(7, 4, 2, 1, 8, 8), NextTokenHead(6, 7))
+
+
+@pytest.mark.parametrize("tokens, error, message", [
+    (torch.zeros(2, 4, dtype=torch.long), ValueError, r"tokens must have shape \(batch, time, 2\)"),
+    (torch.zeros(2, 3, 2, dtype=torch.long), ValueError, r"with time even"),
+    (torch.zeros(2, 4, 2), TypeError, r"tokens must be int64 ids"),
+    (torch.full((2, 4, 2), 6), ValueError, r"tokens' keys \(tokens\[..., 0\]\) must lie in "
+                                           r"\[0, 6\), got values from 6 to 6"),
+    (torch.stack([torch.zeros(2, 4), torch.full((2, 4), 6)], -1).long(), ValueError,
+     r"tokens' values \(tokens\[..., 1\]\) must lie in \[0, 6\)"),
+])
+def test_pair_recall_checks_its_tokens(tokens, error, message):
+    model = PairRecallClassifier(nn.Identity(), 8, 6, 5)
+    with pytest.raises(error, match=message):
+        model(tokens)
+
+
+# 13. options: bools are bools, ranges are torch's ------------------------------------------
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: BagOfTokens(3, 4, last_only="yes"), TypeError, r"last_only must be True or False"),
+    (lambda: EncoderLayer(4, 2, 8, norm_first=1), TypeError, r"norm_first must be True or False"),
+    (lambda: EncoderStack(4, 2, 1, 8, 8, causal="yes"), TypeError, r"causal must be True"),
+    (lambda: EncoderStack(4, 2, 1, 8, 8, dropout=math.nan), ValueError, r"dropout must be finite"),
+    (lambda: sliding_window_mask(4, 2, "yes"), TypeError, r"causal must be True or False"),
+    (lambda: sliding_window_attention(*torch.ones(3, 1, 4, 2), 2, "no"), TypeError,
+     r"causal must be True or False"),
+    (lambda: linear_attention(*torch.ones(3, 1, 4, 2), None), TypeError, r"causal must be True"),
+    (lambda: linear_attention(*torch.ones(3, 1, 4, 2), True, 3), TypeError,
+     r"feature_map must be callable"),
+    (lambda: exclusive_cumsum(torch.ones(2, 3), 2), ValueError, r"dim must be in \[-2, 1\]"),
+    (lambda: exclusive_cumsum(torch.ones(2, 3), 1.5), TypeError, r"dim must be an int"),
+    (lambda: random_projection(4, 4, dtype=torch.int64), TypeError, r"dtype must be a floating"),
+    (lambda: random_projection(4, 4, generator=3), TypeError, r"generator must be None or a"),
+    (lambda: random_projection(4, 4, orthogonal=None), TypeError, r"orthogonal must be True"),
+    (lambda: global_token_mask(6, 2, 3), TypeError, r"global_positions must be a list of ints"),
+    (lambda: bigbird_mask(6, 2, [0], 1, generator=3), TypeError, r"generator must be None"),
+    (lambda: SelectiveSSM(4, dt_min="a"), TypeError, r"dt_min must be a number"),
+    (lambda: SelectiveSSM(4, dt_max=math.inf), ValueError, r"dt_max must be finite"),
+    (lambda: SelectiveSSM(4, dt_min=0.5, dt_max=0.1), ValueError, r"need 0 < dt_min <= dt_max"),
+    (lambda: decay_parameters(4, 0), ValueError, r"num_heads must be at least 1"),
+    (lambda: decay_parameters("4", 2), TypeError, r"d_model must be an int"),
+    (lambda: chunks_of(torch.ones(2, 5), 0, 1), ValueError, r"chunk_size must be at least 1"),
+    (lambda: chunks_of(torch.ones(2, 5), 2, 7), ValueError, r"time_dim must be in \[-2, 1\]"),
+    (lambda: delta_rule_recurrent(*torch.ones(3, 2, 5, 4), None), TypeError,
+     r"beta must be a torch.Tensor"),
+    (lambda: power_scan(torch.zeros(3), torch.zeros(2, 4, 3)), TypeError,
+     r"log_lambda and b must be complex"),
+    (lambda: power_scan(torch.zeros(3, dtype=torch.cfloat),
+                        torch.zeros(2, 4, 2, dtype=torch.cfloat)), ValueError,
+     r"log_lambda \(N,\) and b \(batch, time, N\) must share N"),
+    (lambda: forget_gate_bias(torch.zeros(3, dtype=torch.long)), TypeError, r"log_f must be a"),
+    (lambda: scaled_dot_product_attention(*torch.ones(3, 1, 4, 2), training=1), TypeError,
+     r"training must be True or False"),
+])
+def test_options_and_arguments_are_checked_by_name(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

@@ -2,8 +2,8 @@
 
 import pytest
 import torch
-from longdep.experiments.attention import TABLE_1_LAYERS
 from longdep.experiments.attention import (
+    TABLE_1_LAYERS,
     check_layer_kind,
     encoder_layers,
     fewest_layers,
@@ -107,7 +107,7 @@ def test_fewest_layers_leaves_the_global_random_state_alone():
     (dict(kind="convolution", steps=4, kernel_size=1), "kernel_size"),
     (dict(kind="windowed attention", steps=4, window=1), "window"),
     (dict(kind="self-attention", steps=1), "steps must be at least 2"),
-    (dict(kind="self-attention", steps=4, features=0), "features positive"),
+    (dict(kind="self-attention", steps=4, features=0), "features must be at least 1"),
 ])
 def test_fewest_layers_errors(arguments, message):
     with pytest.raises(ValueError, match=message):

@@ -16,11 +16,11 @@ LONGDEP_REQUIRE_BROWSER=1 they fail instead, as the browser tests do.
 """
 
 import html
+import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ElementTree
 from functools import cache
 from pathlib import Path
@@ -28,11 +28,10 @@ from typing import NamedTuple
 
 import pytest
 import yaml
+from edition_config import edition_config
+from print_pdf import LABELS
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "book" / "_ext"))
-from edition_config import edition_config  # the book's own extensions, from book/_ext
-from print_pdf import LABELS
 
 PDF_NAME = "transformer-0-to-1.pdf"
 # An edition: its language and its HTML root; its PDF is <root>/_downloads/PDF_NAME.
@@ -43,7 +42,8 @@ EDITIONS = {
 # The font families a Chinese PDF may draw its Chinese text in (print.css asks for the first).
 CJK_FONT = re.compile(r"CJK|SourceHan|PingFang|HiraginoSans|YaHei", re.IGNORECASE)
 POPPLER = ("pdfinfo", "pdftotext", "pdfimages", "pdffonts", "pdftoppm", "pdftohtml")
-RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname|\\sqrt|\\text\{|\\math[a-z]+\{")
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\partial|\\operatorname"
+                     r"|\\sqrt|\\text\{|\\math[a-z]+\{")
 MIN_PAGES = 60
 
 
@@ -328,3 +328,57 @@ def test_the_outline_lists_every_page_and_its_sections_in_the_editions_words(edi
             r"<h2>(.*?)</h2>", article(page_html(edition.site, page)), re.DOTALL)]
         found = [" ".join(section.split()) for section, _ in sections]
         assert found == expected, f"{page}: the bookmarks under {title!r} are {found}"
+
+
+# The chapters whose cell outputs are bilingual (CONTRIBUTING.md, "Both editions").
+BILINGUAL_CHAPTERS = ["book/01_rnn_bptt"]
+# A bilingual output's HTML, as longdep.book writes it: one div per language.
+LANGUAGE_PART = re.compile(r'<div class="longdep-lang" lang="([\w-]+)">(.*?)</div>'
+                           r'(?=<div class="longdep-lang"|$)', re.DOTALL)
+
+
+def bilingual_lines(notebook: Path) -> dict[str, set[str]]:
+    """The lines of text of a notebook's bilingual outputs (printed texts, table cells), by
+    language tag ("en", "zh-CN")."""
+    lines = {}
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        for output in cell.get("outputs", []):
+            for language, part in LANGUAGE_PART.findall("".join(
+                    output.get("data", {}).get("text/html", ""))):
+                if part.startswith("<img"):
+                    continue  # a figure: its words are pixels
+                cells = re.split(r"</t[hd]>|\n", part) if part.startswith("<table") else \
+                    part.split("\n")
+                lines.setdefault(language, set()).update(
+                    text for text in (text_of(cell).strip() for cell in cells) if text)
+    return lines
+
+
+def chapter_pages(edition: Edition, page: str) -> str:
+    """The text of the PDF pages of one chapter: from the page that opens with its number to
+    the page before the next chapter's."""
+    number = book_pages().index(page)  # the intro is page 0, the chapters count from 1
+    text = pdf_text(edition.pdf).split("\f")
+    first = next(i for i, t in enumerate(text) if t.lstrip().startswith(f"{number}. "))
+    last = next(i for i, t in enumerate(text) if t.lstrip().startswith(f"{number + 1}. "))
+    return "".join(text[first:last])
+
+
+@pytest.mark.parametrize("page", BILINGUAL_CHAPTERS)
+def test_a_chapter_of_the_pdf_shows_the_outputs_of_its_own_language(edition, page):
+    """The PDF of each edition prints its own language's outputs of a chapter whose outputs are
+    bilingual, and none of the other language's (the lines the two languages do not share; a
+    line that the code itself holds, such as a table's header, is printed with the code)."""
+    notebook = REPO / f"{page}.ipynb"
+    lines = bilingual_lines(notebook)
+    own = lines["zh-CN" if edition.language.startswith("zh") else "en"]
+    code = squeezed("".join("".join(cell["source"]) for cell in json.loads(
+        notebook.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "code"))
+    other = {line for line in lines["en" if edition.language.startswith("zh") else "zh-CN"]
+             if line not in own and squeezed(line) not in code}
+    assert len(own) > 20 and len(other) > 10, "the chapter prints texts and tables"
+    text = squeezed(chapter_pages(edition, page))
+    missing = [line for line in own if squeezed(line) not in text]
+    assert not missing, f"outputs missing from the {edition.language} PDF: {missing[:5]}"
+    foreign = [line for line in other if squeezed(line) in text]
+    assert not foreign, f"the other language's outputs in the {edition.language} PDF: {foreign}"

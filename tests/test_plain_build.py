@@ -1,4 +1,4 @@
-"""Plain `jupyter-book build <dir>` as a reader runs it: math offline, or a clear failure (issue 17).
+"""Plain `jupyter-book build <dir>` as a reader runs it: math offline, or a clear failure.
 
 A reader runs `pip install -r requirements.txt`, then plain `jupyter-book build .`: no Makefile,
 no -W, no npm. The small book here has the repository's _config.yml and _ext/ and two pages of

@@ -8,14 +8,12 @@ is empty is a machine without the face.
 """
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from print_pdf import CJK_FACE, cjk_face, cjk_faces, pdf_required
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "book" / "_ext"))
-from print_pdf import CJK_FACE, cjk_face, cjk_faces, pdf_required  # book/_ext's own
 
 
 @pytest.fixture

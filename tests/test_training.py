@@ -111,17 +111,20 @@ def test_adam_with_one_lr_per_seed_steps_each_slice_as_its_own_lr_does(dtype):
 @pytest.mark.parametrize("optimizer", [Adam, SGD])
 def test_the_optimizers_reject_bad_arguments(optimizer):
     weight = nn.Parameter(torch.zeros(2))
-    for lr, error, message in ((0.0, ValueError, "lr must be a positive finite number, got 0.0"),
-                               (-1e-3, ValueError, "lr must be a positive finite number"),
+    for lr, error, message in ((-1e-3, ValueError, r"lr must be at least 0 \(as in torch.optim\)"),
                                (math.nan, ValueError, "lr must be finite, got nan"),
                                (math.inf, ValueError, "lr must be finite, got inf"),
                                ("1e-3", TypeError, "lr must be a number, got str '1e-3'"),
                                (True, TypeError, "lr must be a number, got bool")):
         with pytest.raises(error, match=message):
             optimizer([weight], lr=lr)
-    for parameters in ([], [weight, "bias"]):
-        with pytest.raises(ValueError, match="parameters must be a non-empty iterable"):
-            optimizer(parameters, lr=1e-3)
+    with pytest.raises(ValueError, match="parameters must be a non-empty iterable of tensors"):
+        optimizer([], lr=1e-3)
+    with pytest.raises(TypeError, match=r"parameters must hold tensors only, got str 'bias' at "
+                                        r"position 1"):
+        optimizer([weight, "bias"], lr=1e-3)
+    with pytest.raises(TypeError, match="parameters must be an iterable of tensors, got int 3"):
+        optimizer(3, lr=1e-3)
 
 
 def test_warmup_scales_the_first_adam_step():
@@ -187,7 +190,7 @@ def test_key_recall_stops_after_a_distance_no_seed_learns():
     [
         (dict(steps=0), "steps must be at least 1, got 0"),
         (dict(clip_norm=0.0), "clip_norm must be positive, got 0.0"),
-        (dict(lr=0.0), "lr must be positive, got 0.0"),
+        (dict(lr=-0.5), r"lr must be at least 0 \(as in torch.optim\), got -0.5"),
         (dict(lr=math.inf), "lr must be finite, got inf"),
         (dict(lr=math.nan), "lr must be finite, got nan"),
         (dict(clip_norm=math.nan), "clip_norm must be finite, got nan"),

@@ -33,7 +33,8 @@ from longdep.models.transformer import (
 )
 from torch import nn
 
-TOLERANCE = {torch.float32: {"rtol": 1e-5, "atol": 1e-5}, torch.float64: {"rtol": 1e-12, "atol": 1e-12}}
+TOLERANCE = {torch.float32: {"rtol": 1e-5, "atol": 1e-5},
+             torch.float64: {"rtol": 1e-12, "atol": 1e-12}}
 
 
 def torch_layer(norm_first, dtype, dropout=0.1):
@@ -124,16 +125,25 @@ def test_last_only_stack_is_the_last_row_of_the_full_stack(norm_first, causal):
     x = torch.randn(2, 9, 5, dtype=torch.float64)
     mask = torch.rand(2, 9, 9) > 0.3
     mask[..., 0] = True  # every query may see something
-    for m in (None, mask):
+    # a (time, time) mask per sequence, one row of keys for every query (time,), one per
+    # sequence (batch, 1, time): the last query takes its own row of each (issue 27)
+    for m in (None, mask, mask[0, 0], mask[:, :1]):
         inputs = [x.clone().requires_grad_() for _ in range(2)]
         y_full, y_last = full(inputs[0], m)[:, -1:], last(inputs[1], m)
         assert y_last.shape == (2, 1, 16)
         torch.testing.assert_close(y_last, y_full, rtol=0, atol=1e-13)
         (y_full.sum() + y_last.sum()).backward()
         torch.testing.assert_close(inputs[1].grad, inputs[0].grad, rtol=0, atol=1e-13)
-    # every layer but the last still computes every position
-    assert [y.shape[1] for y in last.layer_outputs(torch.randn(2, 9, 16, dtype=torch.float64),
-                                                    last_only=True)] == [9, 9, 1]
+    # only the last layer computes one position: the others' outputs are every position's
+    widths = []
+    hooks = [layer.register_forward_hook(lambda m, i, out: widths.append(out.shape[1]))
+             for layer in last.layers]
+    last(x)
+    assert widths == [9, 9, 1]
+    for hook in hooks:
+        hook.remove()
+    assert [y.shape[1] for y in last.layer_outputs(torch.randn(2, 9, 16, dtype=torch.float64))
+            ] == [9, 9, 9]
 
 
 def test_pre_ln_stack_ends_with_a_layer_norm():
@@ -227,7 +237,8 @@ def test_transformer_encoder_rejects_bad_arguments():
         model(torch.zeros(2, 5, 16, dtype=torch.long))
     with pytest.raises(TypeError, match=r"tokens must be int64 token ids"):
         model(torch.zeros(2, 5))
-    with pytest.raises(ValueError, match=r"tokens must lie in \[0, 100\), got values from 0 to 100"):
+    with pytest.raises(ValueError, match=r"tokens must lie in \[0, 100\), got values from 0 to "
+                                         r"100"):
         model(torch.tensor([[0, 100]]))
     with pytest.raises(ValueError, match="mask of shape \\(4, 4\\) does not broadcast"):
         model(torch.zeros(2, 5, dtype=torch.long), causal_mask(4))
@@ -324,7 +335,8 @@ def test_depth_sweep_equals_one_training_run_per_seed(one_thread):
 ])
 def test_depth_sweep_rejects_bad_arguments(bad, match):
     arguments = {"depths": (1,), "lr": 1e-3, "warmup_steps": 0, "steps": 2, "batch_size": 4} | bad
-    with pytest.raises(ValueError, match=match):
+    wrong_type = bad in ({"depths": "12"}, {"batch_size": 2.5})  # TypeError, as everywhere
+    with pytest.raises(TypeError if wrong_type else ValueError, match=match):
         depth_sweep(**arguments)
 
 
@@ -380,3 +392,45 @@ def test_glorot_initialisation_makes_pre_ln_decay_faster(one_thread):
 def test_experiments_check_their_arguments(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# mixer_stack: each layer built with its own mixer (issue 26) -------------------------------
+
+@pytest.mark.parametrize("mixer, kind", [
+    ("softmax", "MultiHeadAttention"), ("window", "WindowedSelfAttention"),
+    ("linear", "LinearSelfAttention"), ("ssm", "SSMSelfMixer")])
+def test_mixer_stack_builds_each_layer_with_its_mixer_and_nothing_else(mixer, kind):
+    from longdep.models.mixers import MIXERS, mixer_stack
+    stack = mixer_stack(mixer, 8, 2, 2, 16, 10, window=3, state_size=4, input_size=5)
+    assert type(stack) is EncoderStack and isinstance(stack.input_projection, nn.Linear)
+    assert [type(layer.self_attn).__name__ for layer in stack.layers] == [kind, kind]
+    # no parameter is drawn and then thrown away: the mixer's parameters, then the layer's
+    seed_everything(3)
+    projection = nn.Linear(5, 8)
+    seed_everything(3)
+    built = mixer_stack(mixer, 8, 2, 2, 16, 10, window=3, state_size=4, input_size=5)
+    torch.testing.assert_close(built.input_projection.weight, projection.weight, rtol=0, atol=0)
+    seed_everything(3)
+    nn.Linear(5, 8)
+    first_mixer = MIXERS[mixer](8, 2, window=3, state_size=4)
+    for ours, expected in zip(built.layers[0].self_attn.parameters(), first_mixer.parameters()):
+        torch.testing.assert_close(ours, expected, rtol=0, atol=0)
+    x = torch.randn(2, 6, 5)
+    assert built(x).shape == (2, 6, 8)
+    with pytest.raises(ValueError, match=r"x must have shape \(batch, time, 5\)"):
+        built(torch.randn(2, 6, 8))
+
+
+def test_a_stack_of_given_mixers_takes_each_from_its_maker():
+    made = []
+
+    def mixer():
+        made.append(nn.Identity())
+        return made[-1]
+
+    stack = EncoderStack(8, 2, 3, 16, 10, mixer=mixer)
+    assert [layer.self_attn for layer in stack.layers] == made and len(made) == 3
+    with pytest.raises(TypeError, match="mixer must be callable"):
+        EncoderStack(8, 2, 1, 16, 10, mixer=3)
+    with pytest.raises(TypeError, match=r"self_attn must be a torch.nn.Module, got int"):
+        EncoderLayer(8, 2, 16, self_attn=3)

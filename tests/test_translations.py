@@ -22,11 +22,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from catalog_status import catalog_status
 
 REPO = Path(__file__).resolve().parents[1]
 CATALOGS = REPO / "book" / "locale" / "zh_CN" / "LC_MESSAGES"
-sys.path.insert(0, str(REPO / "book" / "_ext"))
-from catalog_status import catalog_status
 
 ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
 # Roles whose text is shown to the reader: only their target must be kept.

@@ -11,6 +11,7 @@ edition without a PDF of its own at another edition's; both editions now have th
 
 import posixpath
 
+
 def add_book_pdf_button(app, pagename, templatename, context, doctree):
     # The single-page build is what gets printed: it needs no link to itself.
     if app.builder.name != "html":

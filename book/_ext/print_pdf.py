@@ -192,8 +192,8 @@ def single_page(site: Path, language: str, added_text: str) -> tuple[Path, str]:
     redirect = re.search(r'http-equiv="Refresh"\s+content="0;\s*url=([^"]+)"', text, re.IGNORECASE)
     own = redirect.group(1) if redirect else "index.html"
     html = (site / own).read_text(encoding="utf-8")
-    css = cjk_faces(text_of_page(html) + added_text, site, language) + (HERE / "print.css").read_text(
-        encoding="utf-8")
+    css = (cjk_faces(text_of_page(html) + added_text, site, language)
+           + (HERE / "print.css").read_text(encoding="utf-8"))
     html = re.sub(r"<html([^>]*)>", r'<html\1 data-theme="light" data-mode="light">', html, count=1)
     html = html.replace("</head>", f"<style>\n{css}</style>\n</head>", 1)
     copy = site / "_print.html"

@@ -15,8 +15,9 @@ to the current page for a plain key and to the named page for ``path::key``. The
 the same as on the English page, formatted by the same code. Outside translated messages the
 roles are myst-nb's own, unchanged.
 
-It also marks display math, and paragraphs of inline math alone, non-translatable: Sphinx would otherwise put every equation into the
-catalogs, for translators to copy unchanged (and a stale copy would replace the equation).
+It also marks display math, and paragraphs of inline math alone, non-translatable: Sphinx
+would otherwise put every equation into the catalogs, for translators to copy unchanged (and a
+stale copy would replace the equation).
 """
 
 from docutils import nodes

@@ -12,9 +12,16 @@ Gradient clipping is Algorithm 1 of Pascanu, Mikolov & Bengio (2013), in one for
 (:func:`clip_gradient_norm_`) and one for stacked seeds (:func:`clip_per_seed_`). :class:`Adam`
 and :class:`SGD` are the book's two optimizers, written out; any ``torch.optim`` optimizer can
 be passed instead.
+
+Arguments are checked at the boundary as :mod:`longdep.models._checks` describes. Learning rates
+are checked where ``torch.optim`` checks them (at least 0), and also refused when not finite
+(torch takes ``lr=inf`` and returns inf weights); Adam's ``betas`` and ``eps`` as
+``torch.optim.Adam`` checks them. A function argument is checked against the call it must
+accept (``make_batch(generator)``, ``optimizer(parameters, lr=...)``, ``loss(logits, targets)``).
 """
 
 import copy
+import inspect
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +52,12 @@ class TrainingResult:
 def cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
     """The mean cross-entropy of logits (..., classes) against integer targets (...): one target
     per sequence (key recall) or one per position (a language model)."""
+    check.tensor(logits, "logits", "(..., classes)")
+    check.tensor(targets, "targets", "(...)", 0, floating=False)
+    if targets.dtype != torch.int64 or targets.shape != logits.shape[:-1]:
+        raise ValueError(f"targets must be int64 classes of shape (...) = "
+                         f"{tuple(logits.shape[:-1])}, one per row of the logits "
+                         f"{tuple(logits.shape)}, got {check.describe(targets)}")
     return nn.functional.cross_entropy(logits.flatten(0, -2), targets.flatten())
 
 
@@ -61,14 +74,19 @@ class Optimizer:
     """
 
     def __init__(self, parameters: Iterable[Tensor], lr: float | Tensor):
-        self.parameters = list(parameters)
-        if not self.parameters or not all(isinstance(p, Tensor) for p in self.parameters):
-            raise ValueError("parameters must be a non-empty iterable of tensors")
-        if not isinstance(lr, Tensor):
-            check.finite(lr=lr)
-            if lr <= 0:
-                raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+        self.parameters = tensors("parameters", parameters)
+        check_rate(lr)
         self.lr = lr
+
+    def check_step_size(self, divisor: float = 1.0) -> None:
+        """Raise a ``ValueError`` naming lr if the largest step multiplier, lr / ``divisor``,
+        cannot be held in a parameter's dtype: torch.optim then fails with "value cannot be
+        converted to type float without overflow"."""
+        lr = float(self.lr.max() if isinstance(self.lr, Tensor) else self.lr)
+        for p in self.parameters:
+            if p.is_floating_point() and lr / divisor > torch.finfo(p.dtype).max:
+                raise ValueError(f"lr={lr:g} gives steps of lr / {divisor:g} = "
+                                 f"{lr / divisor:g}, more than {str(p.dtype)[6:]} can hold")
 
     def zero_grad(self) -> None:
         for p in self.parameters:
@@ -84,6 +102,10 @@ class Optimizer:
 class SGD(Optimizer):
     """Plain stochastic gradient descent, p <- p - lr * grad (Chapter 2), as ``torch.optim.SGD``
     computes it with its defaults."""
+
+    def __init__(self, parameters: Iterable[Tensor], lr: float | Tensor):
+        super().__init__(parameters, lr)
+        self.check_step_size()
 
     @torch.no_grad()
     def step(self) -> None:
@@ -119,6 +141,7 @@ class Adam(Optimizer):
         if eps < 0:
             raise ValueError(f"eps must be at least 0, got {eps}")
         (self.beta1, self.beta2), self.eps = betas, eps
+        self.check_step_size(1 - self.beta1**1)  # the first step's multiplier, as step() has it
         self.means = [torch.zeros_like(p) for p in self.parameters]
         self.squares = [torch.zeros_like(p) for p in self.parameters]
         self.steps = [0] * len(self.parameters)  # t counts the steps that had a gradient
@@ -138,15 +161,46 @@ class Adam(Optimizer):
                 p.addcdiv_(m, denominator, value=-self.lr / (1 - self.beta1**t))
 
 
+def tensors(name: str, values) -> list[Tensor]:
+    """``values``, an iterable of tensors (or one tensor), as a non-empty list; else raise."""
+    if isinstance(values, Tensor):
+        return [values]
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be an iterable of tensors, got {check.describe(values)}")
+    values = list(values)
+    for i, value in enumerate(values):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name} must hold tensors only, got {check.describe(value)} at "
+                            f"position {i}")
+    if not values:
+        raise ValueError(f"{name} must be a non-empty iterable of tensors, got none")
+    return values
+
+
+def check_rate(lr, name: str = "lr") -> None:
+    """Raise unless ``lr`` is a finite number of at least 0 (torch.optim's range, without inf),
+    or a 1-D floating tensor of such numbers, one per seed."""
+    if isinstance(lr, Tensor):
+        if lr.dim() != 1 or not lr.is_floating_point() or not bool(
+                (torch.isfinite(lr) & (lr >= 0)).all()):
+            raise ValueError(f"{name} as a tensor must hold one finite rate >= 0 per seed, "
+                             f"(seeds,), got {check.describe(lr)}")
+        return
+    check.finite(**{name: lr})
+    if lr < 0:
+        raise ValueError(f"{name} must be at least 0 (as in torch.optim), got {lr!r}")
+
+
 def set_learning_rate(optimizer, lr: float | Tensor) -> None:
     """Give ``optimizer`` the learning rate ``lr`` for its next step: the book's optimizers read
     ``optimizer.lr``, ``torch.optim``'s read each parameter group's ``"lr"``. A per-seed
     (tensor) rate needs the book's optimizers."""
+    check_rate(lr)
     if isinstance(optimizer, Optimizer):
         optimizer.lr = lr
     elif hasattr(optimizer, "param_groups"):
         if isinstance(lr, Tensor):
-            raise ValueError("one learning rate per seed needs the book's Adam or SGD "
+            raise ValueError("lr: one learning rate per seed needs the book's Adam or SGD "
                              f"(longdep.train), not {type(optimizer).__name__}")
         for group in optimizer.param_groups:
             group["lr"] = lr
@@ -183,6 +237,10 @@ def train(
     before every step; what it returns is kept in ``observed`` (Chapter 2 follows a descent so).
     This is :func:`train_seeds` with one model.
     """
+    for name, value in (("lr", lr), ("clip_norm", clip_norm), ("warmup_steps", warmup_steps)):
+        if isinstance(value, (list, tuple)):
+            raise TypeError(f"{name} must be one value for train's one model, got "
+                            f"{check.describe(value)}; train_seeds takes one per model")
     return train_seeds([model], make_batch, steps, [seed], optimizer=optimizer, lr=lr,
                        clip_norm=clip_norm, warmup_steps=warmup_steps,
                        eval_batches=eval_batches, loss=loss, observe=observe,
@@ -240,7 +298,7 @@ def train_seeds(
     over_seeds = vmap if vectorized else one_seed_after_another
     distinct = list(dict.fromkeys(seeds))  # one batch per distinct seed, shared
     train_generators = [seeded_generator(s) for s in distinct]
-    opt = optimizer(list(params.values()), lr=float(rates[0]))
+    opt = built_optimizer(optimizer, list(params.values()), rates, warmups)
     results = [TrainingResult() for _ in seeds]
     base.train()
     for step in range(steps):
@@ -253,6 +311,8 @@ def train_seeds(
                           else scheduled)
         inputs, targets = draw(make_batch, train_generators, distinct, seeds)
         losses = over_seeds(step_loss)(params, buffers, inputs, targets)  # (seeds,)
+        if step == 0:
+            check_losses(losses, len(seeds))
         opt.zero_grad()
         losses.sum().backward()  # seed i's loss depends on seed i's parameters only
         norms = clip_per_seed_(list(params.values()),
@@ -288,11 +348,39 @@ def per_model(name: str, value, runs: int) -> list:
         label = name if not isinstance(value, (list, tuple)) else f"{name}[{i}]"
         if name == "warmup_steps":
             check.int_range(0, None, **{label: v})
-        elif v is not None or name == "lr":
+        elif name == "lr":
+            check_rate(v, label)
+        elif v is not None:
             check.finite(**{label: v})
             if v <= 0:
                 raise ValueError(f"{label} must be positive, got {v}")
     return values
+
+
+def built_optimizer(optimizer: Callable, parameters: list[Tensor], rates: Tensor,
+                    warmups: list[int]):
+    """``optimizer(parameters, lr=...)``, checked to be one that :func:`set_learning_rate` can
+    drive: the book's (``lr``, one per seed if the schedules differ) or one with
+    ``param_groups``, as every ``torch.optim`` optimizer has (one rate for all seeds)."""
+    opt = optimizer(parameters, lr=float(rates[0]))
+    if not (callable(getattr(opt, "step", None)) and callable(getattr(opt, "zero_grad", None))
+            and (isinstance(opt, Optimizer) or hasattr(opt, "param_groups"))):
+        raise TypeError(f"optimizer must build a longdep.train.Optimizer or a torch.optim "
+                        f"optimizer (step, zero_grad, and lr or param_groups), got "
+                        f"{check.describe(opt)}")
+    schedules_differ = len(set(rates.tolist())) > 1 or len(set(warmups)) > 1
+    if schedules_differ and not isinstance(opt, Optimizer):
+        raise ValueError(f"lr and warmup_steps that differ between the models need the book's "
+                         f"Adam or SGD (longdep.train), one rate per seed; "
+                         f"{type(opt).__name__} has one rate for all of them")
+    return opt
+
+
+def check_losses(losses, runs: int) -> None:
+    """Raise unless the loss gave one number per model, (runs,)."""
+    if not isinstance(losses, Tensor) or losses.shape != (runs,):
+        raise ValueError(f"loss must return one number (a 0-d tensor) per model, got "
+                         f"{check.describe(losses)} for {runs} model(s)")
 
 
 def check_training(models, make_batch, steps, seeds, optimizer, eval_batches, loss, observe,
@@ -306,12 +394,18 @@ def check_training(models, make_batch, steps, seeds, optimizer, eval_batches, lo
     if not isinstance(seeds, (list, tuple)) or len(seeds) != len(models):
         raise ValueError(f"seeds must be a list of one seed per model ({len(models)}), got "
                          f"{check.describe(seeds)}")
+    if len({id(model) for model in models}) != len(models):
+        raise ValueError("models must be distinct objects: each seed's weights are written back "
+                         "into its own model; pass a copy (copy.deepcopy) for each seed")
     check.int_range(0, None, **{f"seeds[{i}]": s for i, s in enumerate(seeds)})
     check.positive(steps=steps)
     check.int_range(0, None, eval_batches=eval_batches)
-    check.callables(make_batch=make_batch, optimizer=optimizer, loss=loss)
+    check.flags(vectorized=vectorized)
+    accepts("make_batch", make_batch, "make_batch(generator)", None)
+    accepts("optimizer", optimizer, "optimizer(parameters, lr=...)", [], lr=1.0)
+    accepts("loss", loss, "loss(logits, targets)", None, None)
     if observe is not None:
-        check.callables(observe=observe)
+        accepts("observe", observe, "observe(parameters)", {})
     shapes = [{n: p.shape for n, p in m.named_parameters()} for m in models]
     for i, shape in enumerate(shapes):
         if shape != shapes[0]:
@@ -330,6 +424,23 @@ def check_training(models, make_batch, steps, seeds, optimizer, eval_batches, lo
     return len(models)
 
 
+def accepts(name: str, fn, call: str, *args, **kwargs) -> None:
+    """Raise a ``TypeError`` unless ``fn`` is callable and its signature takes the arguments of
+    ``call`` (as the docs write the call; ``args`` and ``kwargs`` stand for its arguments). A
+    callable whose signature Python cannot read (some builtins) passes."""
+    check.callables(**{name: fn})
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as error:
+        shown = getattr(fn, "__qualname__", type(fn).__name__)
+        raise TypeError(f"{name} must be callable as {call}, but {shown}{signature} is not: "
+                        f"{error}") from None
+
+
 def one_seed_after_another(function: Callable) -> Callable:
     """What vmap does, as a loop: ``function`` on each seed's slice of stacked parameters,
     buffers and inputs, the results stacked (for models that vmap cannot batch)."""
@@ -346,11 +457,17 @@ def draw(make_batch: Callable[[torch.Generator], Batch], generators: Sequence[to
     """One batch from each generator (one per distinct seed), stacked in the order of ``seeds``:
     inputs (seeds, batch, ...), targets (seeds, batch, ...)."""
     drawn = dict(zip(distinct, (make_batch(g) for g in generators)))
+    shapes = None
     for s, batch in drawn.items():
         if not (isinstance(batch, (tuple, list)) and len(batch) == 2
                 and all(isinstance(x, Tensor) for x in batch)):
             raise TypeError(f"make_batch must return a pair (inputs, targets) of tensors, got "
                             f"{check.describe(batch)} for seed {s}")
+        if shapes is not None and shapes != [x.shape for x in batch]:
+            raise ValueError(f"make_batch must return batches of one shape for every seed, got "
+                             f"{[tuple(x) for x in shapes]} and "
+                             f"{[tuple(x.shape) for x in batch]} (seed {s})")
+        shapes = [x.shape for x in batch]
     return (torch.stack([drawn[s][0] for s in seeds]),
             torch.stack([drawn[s][1] for s in seeds]))
 
@@ -368,7 +485,13 @@ def write_back(models: Sequence[nn.Module], params: dict, buffers: dict) -> None
 
 @torch.no_grad()
 def accuracy(model: nn.Module, batches: Sequence[Batch]) -> float:
-    """The fraction of correct argmax predictions of ``model`` over ``batches``."""
+    """The fraction of correct argmax predictions of ``model`` over ``batches``, a non-empty list
+    of (inputs, targets) pairs."""
+    check.instance(model, "model", nn.Module)
+    if not isinstance(batches, (list, tuple)) or not batches or not all(
+            isinstance(b, (list, tuple)) and len(b) == 2 for b in batches):
+        raise TypeError(f"batches must be a non-empty list of (inputs, targets) pairs, got "
+                        f"{check.describe(batches)}")
     model.eval()
     correct = total = 0
     for inputs, targets in batches:
@@ -380,6 +503,7 @@ def accuracy(model: nn.Module, batches: Sequence[Batch]) -> float:
 
 def warmup_factor(step: int, warmup_steps: int) -> float:
     """Linear learning-rate warm-up: (step + 1) / warmup_steps for the first steps, then 1."""
+    check.int_range(0, None, step=step, warmup_steps=warmup_steps)
     return 1.0 if warmup_steps <= 0 else min(1.0, (step + 1) / warmup_steps)
 
 
@@ -448,5 +572,6 @@ def clip_gradient_norm_(parameters: Iterable[Tensor], threshold: float) -> Tenso
         raise TypeError(f"threshold must be a number, got {check.describe(threshold)}")
     if not threshold > 0:
         raise ValueError(f"threshold must be positive, got {threshold}")
+    parameters = tensors("parameters", parameters)  # one tensor, as torch's clip_grad_norm_
     grads = [p.grad.unsqueeze(0) for p in parameters if p.grad is not None]  # views: one seed
     return clip_(grads, torch.tensor([float(threshold)], dtype=torch.float64))[0]

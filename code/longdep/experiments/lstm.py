@@ -93,7 +93,7 @@ def sequential_cost(
 
     - ``"our LSTM (Python loop)"``: ``lstm(x)``, T steps that each wait for the previous one;
     - ``"torch.nn.LSTM (compiled loop)"``: the same through PyTorch's C++ loop;
-    - ``"all positions as one batch"``: :meth:`LSTM.cell` applied once to all positions, the same
+    - ``"all positions as one batch"``: :meth:`LSTM.update` applied once to all positions, the same
       matrix products and gate functions with nothing to wait for. (Its result is not the LSTM's:
       every position starts from h = c = 0; it shows what parallelism over time would buy.)
     """
@@ -116,9 +116,9 @@ def sequential_cost(
     for steps in lengths:
         x = torch.randn(positions // steps, steps, lstm.input_size, dtype=lstm.weight_ih.dtype)
         runs = (
-            lambda: lstm(x),
-            lambda: compiled(x),
-            lambda: lstm.cell(lstm.input_parts(x.flatten(0, 1)), (rows, rows)),
+            lambda x=x: lstm(x),
+            lambda x=x: compiled(x),
+            lambda x=x: lstm.update(lstm.input_parts(x.flatten(0, 1)), (rows, rows)),
         )
         for name, run in zip(times, runs):
             times[name].append(seconds_per_call(run, repeats))

@@ -124,7 +124,8 @@ def readout_gradients(
     )
 
 
-def loss_to_step_gradients(rnn: ElmanRNN, x: torch.Tensor, output_grads: torch.Tensor) -> torch.Tensor:
+def loss_to_step_gradients(rnn: ElmanRNN, x: torch.Tensor, output_grads: torch.Tensor
+                           ) -> torch.Tensor:
     """Norm of dL_t/dh_k for every loss step t and state step k <= t; a (time, time) matrix.
 
     Row t backpropagates L_t alone, so it shows how far back one loss term reaches.

@@ -40,9 +40,10 @@ def _dispatch_without_compiler(mode_class: type) -> None:
     """Let the dispatch mode ``mode_class`` run without importing the compiler.
 
     PyTorch wraps every dispatch mode's ``__torch_dispatch__`` so that ``torch.compile`` skips
-    it; on its first call the wrapper imports ``torch._dynamo`` and caches ``torch._dynamo.disable`` of the function on the function, as
-    ``__dynamo_disable``. The book compiles nothing, so caching the function itself there makes
-    the wrapper call it directly: the same counts. (Private to this PyTorch: under another one
+    it; on its first call the wrapper imports ``torch._dynamo`` and caches
+    ``torch._dynamo.disable`` of the function on the function, as ``__dynamo_disable``. The
+    book compiles nothing, so caching the function itself there makes the wrapper call it
+    directly: the same counts. (Private to this PyTorch: under another one
     the attribute goes unread and the mode works as before, compiler import included.)
     """
     function = getattr(mode_class.__torch_dispatch__, "__wrapped__", None)
@@ -85,8 +86,10 @@ def interleaved_seconds(calls: Mapping[Hashable, Callable[[], object]], repeats:
     to run during it, and the median ignores the rounds it spoilt (Chapter 6). Timed on
     ``threads`` threads, restored afterwards.
     """
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    if not isinstance(calls, Mapping) or not calls:
+        raise TypeError(f"calls must be a non-empty dict of functions, got {check.describe(calls)}")
+    check.callables(**{f"calls[{key!r}]": fn for key, fn in calls.items()})
+    check.positive(repeats=repeats, threads=threads)
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -185,14 +188,31 @@ def graph_depth(output: torch.Tensor) -> int:
     return depth[output.grad_fn]
 
 
+def positive_numbers(count: int | None = None, **named: Sequence[float]) -> list[np.ndarray]:
+    """Each named sequence as a float array, checked: at least two finite positive numbers (for
+    log-log axes), all of one length (``count`` if given)."""
+    arrays = []
+    for name, values in named.items():
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+            raise TypeError(f"{name} must be a list of numbers, got {check.describe(values)}")
+        try:
+            array = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must hold numbers only, got {values!r}") from None
+        if array.ndim != 1 or array.size < 2 or (count is not None and array.size != count):
+            raise ValueError(f"{name} must hold {'two or more' if count is None else count} "
+                             f"numbers, got {array.size}")
+        if not (np.isfinite(array) & (array > 0)).all():
+            raise ValueError(f"{name} must be finite and positive (log-log axes), got "
+                             f"{array.tolist()}")
+        arrays.append(array)
+        count = array.size
+    return arrays
+
+
 def fitted_exponent(lengths: Sequence[float], values: Sequence[float]) -> float:
     """The slope p of the least-squares line log(value) = p log(length) + c: value ~ length^p."""
-    lengths, values = np.asarray(lengths, dtype=float), np.asarray(values, dtype=float)
-    if lengths.shape != values.shape or lengths.size < 2:
-        raise ValueError(
-            f"need two or more (length, value) pairs, got {lengths.size}, {values.size}")
-    if (lengths <= 0).any() or (values <= 0).any():
-        raise ValueError("lengths and values must be positive to fit on log-log axes")
+    lengths, values = positive_numbers(lengths=lengths, values=values)
     return float(np.polyfit(np.log(lengths), np.log(values), 1)[0])
 
 
@@ -205,14 +225,8 @@ def crossover_length(lengths: Sequence[float], first: Sequence[float],
     nan when first <= second at the longest length (no crossing yet: it lies beyond the range)
     and when first > second at every length (it lies below the range); a caller must say so.
     """
-    if not len(lengths) == len(first) == len(second):
-        raise ValueError(f"lengths, first and second need one length each, got {len(lengths)}, "
-                         f"{len(first)}, {len(second)}")
-    log_ratio = np.log(np.asarray(first, dtype=float)) - np.log(np.asarray(second, dtype=float))
-    log_lengths = np.log(np.asarray(lengths, dtype=float))
-    if log_ratio.shape != log_lengths.shape or log_ratio.size < 2:
-        raise ValueError(
-            f"need two or more lengths with one value of each, got {log_lengths.size}")
+    lengths, first, second = positive_numbers(lengths=lengths, first=first, second=second)
+    log_ratio, log_lengths = np.log(first) - np.log(second), np.log(lengths)
     not_above = np.flatnonzero(log_ratio <= 0)
     if log_ratio[-1] <= 0 or not_above.size == 0:
         return math.nan
@@ -225,9 +239,10 @@ def growth_label(lengths: Sequence[int], values: Sequence[float]) -> str:
     """Name how ``values`` grow with ``lengths`` (each length twice the one before): "log T" if
     each doubling adds the same positive amount, "1" if the fitted exponent rounds to 0 (they
     stay about constant), else "T^p" with p the rounded :func:`fitted_exponent` ("T" for 1)."""
-    lengths, values = np.asarray(lengths, dtype=float), np.asarray(values, dtype=float)
+    lengths, values = positive_numbers(lengths=lengths, values=values)
     if lengths.size < 3 or not np.allclose(lengths[1:], 2 * lengths[:-1]):
-        raise ValueError(f"need three or more lengths, each twice the one before, got {lengths}")
+        raise ValueError(f"lengths must be three or more, each twice the one before, got "
+                         f"{lengths.tolist()}")
     steps = np.diff(values)
     if (steps > 0).all() and np.allclose(steps, steps[0], rtol=0.05):
         return "log T"

@@ -94,7 +94,8 @@ def state_gradient_norms(
     """
     check.instance(model, "model", "step", "input_size", "hidden_size")
     check.callables(loss_fn=loss_fn)
-    check.sequence(x, model.input_size)
+    check.sequence(x, model.input_size, like=next(model.parameters(), None)
+                   if isinstance(model, nn.Module) else None)
     h0 = check.state_or_zeros(h0, x, model.hidden_size)
     # Every state depends on h0, so the graph exists even for a model without parameters.
     h, states = h0.detach().requires_grad_(), []
@@ -151,9 +152,9 @@ def readout_loss(direction: torch.Tensor) -> Callable[[torch.Tensor], torch.Tens
     """The probe loss L = sum over the batch of direction . y_last (Chapter 4, "Gradient versus
     distance").
 
-    A fixed random direction instead of :func:`longdep.measure.gradients.last_output_sum`: the
-    sum of a LayerNorm's output over its features is a constant (the sum of its bias), so its
-    gradient through a Post-LN layer is exactly zero.
+    A fixed random direction instead of :func:`last_output_sum`: the sum of a
+    LayerNorm's output over its features is a constant (the sum of its bias), so its gradient
+    through a Post-LN layer is exactly zero.
     """
     check.tensor(direction, "direction", "(features,)", 1)
     if direction.dim() != 1:
@@ -218,12 +219,20 @@ def layer_input_gradients(layers: Sequence[nn.Module], x: torch.Tensor,
     len(layers) - l layers.
     """
     readout = readout_loss(direction)  # checks direction
+    check_layers(layers)
     check.sequence(x, direction.numel())
     states = [x.detach().requires_grad_()]
     for layer in layers:
         states.append(layer(states[-1]))
     grads = torch.autograd.grad(readout(states[-1]), states)
     return torch.stack([grad.norm() for grad in grads])
+
+
+def check_layers(layers) -> None:
+    """Raise unless ``layers`` is a list, tuple or ModuleList of callables (the layers)."""
+    if not isinstance(layers, (list, tuple, nn.ModuleList)):
+        raise TypeError(f"layers must be a list of layers, got {check.describe(layers)}")
+    check.callables(**{f"layers[{i}]": layer for i, layer in enumerate(layers)})
 
 
 def layer_input_gradients_per_seed(stacks: Sequence[Sequence[nn.Module]], x: torch.Tensor,
@@ -267,6 +276,7 @@ def stack_jacobian(layers: Sequence[nn.Module], x: torch.Tensor) -> torch.Tensor
     check.tensor(x, "x", "(1, time, d_model)", 3)
     if x.dim() != 3 or x.size(0) != 1:
         raise ValueError(f"x must have shape (1, time, d_model), got {tuple(x.shape)}")
+    check_layers(layers)
 
     def stack(h: torch.Tensor) -> torch.Tensor:
         for layer in layers:
@@ -287,6 +297,7 @@ def activation_gamma(
     [-half_width, half_width] (0 is on the grid exactly); returns (gamma, the a of the maximum).
     """
     check.callables(activation=activation)
+    check.finite(half_width=half_width, spacing=spacing)
     if not 0 < spacing <= half_width:
         raise ValueError(f"need 0 < spacing <= half_width, got {spacing}, {half_width}")
     count = round(half_width / spacing)
@@ -327,7 +338,7 @@ def cell_state_jacobian(
     """
     check.instance(lstm, "lstm", LSTM)
     check.step(x_t, c_prev, lstm.input_size, lstm.hidden_size, lstm.weight_ih, "c_prev")
-    check.hidden_state(o_prev, tuple(c_prev.shape), "o_prev", x_t)
+    check.state(o_prev, "o_prev", tuple(c_prev.shape), x_t)
     h_prev = o_prev * torch.tanh(c_prev)
     i, f, g, _ = lstm.gates(lstm.input_parts(x_t), h_prev)
     w_i, w_f, w_g, _ = lstm.weight_hh.chunk(4, dim=0)

@@ -55,7 +55,8 @@ def sweep_outputs(model: nn.Module, x: torch.Tensor, max_sweeps: int) -> Iterato
     Sweep l updates every position at once from the previous sweep's states,
     s^(l)_t = step(x_t, s^(l-1)_{t-1}), with s^(0) = 0 (Chapter 4's convention for a recurrent
     layer): after l sweeps the states of the first l positions are exact. ``model`` has
-    ``step(x_t, state)``, like :class:`longdep.models.rnn.ElmanRNN` and :class:`longdep.models.lstm.LSTM`.
+    ``step(x_t, state)``, like :class:`longdep.models.rnn.ElmanRNN` and
+    :class:`longdep.models.lstm.LSTM`.
     """
     check.instance(model, "model", "step", "input_size", "hidden_size")
     check.sequence(x, model.input_size)
@@ -75,11 +76,12 @@ def masked_path_length(mask: torch.Tensor, features: int = 4, seed: int = 0) -> 
     """The fewest layers of self-attention restricted by ``mask`` (time, time) after which the
     last output depends on the first input (Chapter 6, "Sparse attention").
 
-    Measured through the derivative as in Chapter 4 (:func:`longdep.experiments.attention.fewest_layers`):
-    forward-mode differentiation carries a random perturbation of x_0 through random one-head
-    attention layers (float64) until the last output's derivative is not exactly zero. A
-    blocked link has an attention weight of exactly zero, so the count is exact. Raises a
-    ``ValueError`` if ``time`` layers never get there (no path at all).
+    Measured through the derivative as in Chapter 4
+    (:func:`longdep.experiments.attention.fewest_layers`): forward-mode differentiation carries a
+    random perturbation of x_0 through random one-head attention layers (float64) until the last
+    output's derivative is not exactly zero. A blocked link has an attention weight of exactly
+    zero, so the count is exact. Raises a ``ValueError`` if ``time`` layers never get there (no
+    path at all).
     """
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
         raise TypeError(f"mask must be a boolean (time, time) tensor, got {type(mask).__name__} "

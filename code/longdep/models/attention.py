@@ -19,6 +19,8 @@ blocked); :meth:`MultiHeadAttention.from_torch` copies weights only, so pass ``~
 torch module to compare the two.
 
 Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+Where finite float32 inputs overflow (past about 1e19 the scores q . k are inf and the softmax
+NaN), :class:`MultiHeadAttention` raises a ValueError naming them; torch's returns the NaN.
 NaN and inf are not checked, as in PyTorch. A NaN in query i reaches only output i. A NaN or inf
 in a *key* at a position a query may not see does not reach it (the mask overwrites that score),
 but one in a *value* does: its weight is exactly 0 and 0 * NaN = 0 * inf = NaN in the product
@@ -36,7 +38,6 @@ except ImportError:  # copied into a folder of its own, beside _checks.py
     import _checks as check
 
 
-
 def causal_mask(steps: int, device: torch.device | None = None) -> Tensor:
     """The (steps, steps) boolean mask of causal attention: query t may attend to keys 0 .. t."""
     check.positive(steps=steps)
@@ -51,6 +52,7 @@ def sliding_window_mask(length: int, window: int, causal: bool = True,
     window - 1 keys on either side too. Either way one layer carries information window - 1 steps.
     """
     check.window(length, window)
+    check.flags(causal=causal)
     positions = torch.arange(length, device=device)
     offset = positions[:, None] - positions[None, :]  # (length, length): i - j
     return (offset >= 0) & (offset < window) if causal else offset.abs() < window
@@ -65,7 +67,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     broadcasting as in a matrix product. mask: boolean, broadcastable to the scores' shape
     (..., time_q, time_k) without enlarging it; **True where query i may attend to key j** (the
     convention of :func:`torch.nn.functional.scaled_dot_product_attention`, the opposite of
-    ``attn_mask`` in :class:`torch.nn.MultiheadAttention`). dropout: probability in [0, 1) of
+    ``attn_mask`` in :class:`torch.nn.MultiheadAttention`). dropout: probability in [0, 1] of
     dropping an attention weight, applied only when ``training``.
 
     Returns the output (..., time_q, d_v) and the weights (..., time_q, time_k). Blocked scores
@@ -74,7 +76,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     zero weights and a zero output instead of NaN.
     """
     check.qkv(q, k, v)
-    check_probability(dropout=dropout)
+    check.probability(dropout=dropout)
+    check.flags(training=training)
     if mask is not None:
         shape = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.size(-2), k.size(-2))
         check.mask(mask, shape, "(..., time_q, time_k)", q)
@@ -98,8 +101,8 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0):
         super().__init__()
         check.positive(d_model=d_model, num_heads=num_heads)
-        check_probability(dropout=dropout)
-        check_multiple(d_model=d_model, num_heads=num_heads)
+        check.probability(dropout=dropout)
+        check.multiple(d_model=d_model, num_heads=num_heads)
         self.d_model, self.num_heads, self.dropout = d_model, num_heads, dropout
         self.q_proj, self.k_proj, self.v_proj, self.out_proj = (
             nn.Linear(d_model, d_model) for _ in range(4))
@@ -122,6 +125,7 @@ class MultiHeadAttention(nn.Module):
         inputs = (query, key, value)
         return tuple(self.split_heads(p(x)) for p, x in zip(self.projections(), inputs))
 
+    @check.overflow_checked
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None
                 ) -> tuple[Tensor, Tensor]:
         """query (batch, time_q, d_model), key and value (batch, time_k, d_model); mask boolean,
@@ -196,11 +200,11 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, features: int, window: int | None = None):
         super().__init__()
-        if window is not None:
-            check.positive(window=window)
+        check.positive(features=features, **({} if window is None else {"window": window}))
         self.attention = MultiHeadAttention(features, num_heads=1)
         self.window = window
 
+    @check.overflow_checked
     def forward(self, x: Tensor) -> Tensor:
         check.sequence(x, self.attention.d_model, like=self.attention.q_proj.weight)
         steps = x.size(1)
@@ -247,23 +251,6 @@ def check_query_key_value(query, key, value, d_model: int, like: torch.Tensor) -
             f"query (batch, time_q, d_model), key and value (batch, time_k, d_model) need one "
             f"batch size, key and value one length; got {tuple(query.shape)}, {tuple(key.shape)}, "
             f"{tuple(value.shape)}")
-
-
-def check_multiple(**values: int) -> None:
-    """Raise a ``ValueError`` unless the first named value is a multiple of the second, as
-    ``check_multiple(d_model=512, num_heads=8)``."""
-    (name, value), (of_name, of) = values.items()
-    if value % of:
-        raise ValueError(f"{name} must be a multiple of {of_name}, got {name}={value}, "
-                         f"{of_name}={of}")
-
-
-def check_probability(**values: float) -> None:
-    """Raise a clear error unless every named value (a dropout rate) lies in [0, 1)."""
-    check.finite(**values)
-    for name, value in values.items():
-        if not 0.0 <= value < 1.0:
-            raise ValueError(f"{name} must be in [0, 1), got {value}")
 
 
 def check_rotary(x, positions, base) -> None:

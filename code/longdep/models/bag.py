@@ -7,7 +7,9 @@ y_t depends on which inputs came before t and how often, never on their order: a
 solves key recall with it found the key by content, not by remembering where it was.
 
 Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
-NaN and inf are not checked, as in PyTorch: one in x_s reaches every output from s on.
+NaN and inf are not checked, as in PyTorch: one in x_s reaches every output from s on. Finite
+float32 inputs near the float32 limit (3e38) overflow the running sum or the MLP: a NaN that
+results raises a ValueError naming x.
 """
 
 import torch
@@ -30,10 +32,12 @@ class BagOfTokens(nn.Module):
     def __init__(self, input_size: int, hidden_size: int, last_only: bool = False):
         super().__init__()
         check.positive(input_size=input_size, hidden_size=hidden_size)
+        check.flags(last_only=last_only)
         self.input_size, self.last_only = input_size, last_only
         self.mlp = nn.Sequential(nn.Linear(2 * input_size, hidden_size), nn.ReLU(),
                                  nn.Linear(hidden_size, hidden_size))
 
+    @check.overflow_checked
     def forward(self, x: Tensor) -> Tensor:
         check.sequence(x, self.input_size, like=self.mlp[0].weight)
         if self.last_only:

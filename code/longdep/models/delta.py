@@ -31,7 +31,8 @@ state is carried from chunk to chunk. :class:`DeltaNet` is the layer: projection
 :class:`.attention.MultiHeadAttention`, q and k L2-normalised per head, beta = sigmoid(W_beta x),
 and with ``gated`` the decay alpha.
 
-Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError);
+a NaN that finite inputs give :class:`DeltaNet` by float32 overflow raises a ValueError naming x.
 NaN and inf are not checked, as in PyTorch: in the recurrent form one at step t reaches step t
 and every later one; in the chunked form it also reaches the earlier steps of its chunk (through
 a triangular solve or a zero weight, 0 * inf = NaN), never an earlier chunk.
@@ -41,13 +42,11 @@ import torch
 from torch import nn
 
 try:  # inside the longdep package
-    from ._checks import (check_choice, check_like, check_multiple, check_positive,
-                          check_sequence, check_tensor, describe)
-    from .ssd import check_state_shape, check_token, decay_parameters, segsum
+    from . import _checks as check
+    from .ssd import decay_parameters, segsum
 except ImportError:  # copied into a folder of its own, beside _checks.py and ssd.py
-    from _checks import (check_choice, check_like, check_multiple, check_positive,
-                         check_sequence, check_tensor, describe)
-    from ssd import check_state_shape, check_token, decay_parameters, segsum
+    import _checks as check
+    from ssd import decay_parameters, segsum
 
 WRITES = ("delta", "additive")
 
@@ -55,19 +54,21 @@ WRITES = ("delta", "additive")
 def check_delta(q, k, v, beta, log_alpha, state, write) -> None:
     """Raise unless q, k (..., time, d_k), v (..., time, d_v), beta and log_alpha (..., time) are
     floating tensors of one dtype, device and leading shape; state None or (..., d_k, d_v)."""
-    check_choice(write=(write, WRITES))
-    for name, x in (("q", q), ("k", k), ("v", v), ("beta", beta), ("log_alpha", log_alpha)):
-        if x is not None:
-            check_tensor(x, name, "(..., time, features)" if name in ("q", "k", "v") else "(..., time)")
-            check_like(x, q, name, "q is")
+    check.choice(write=(write, WRITES))
+    given = {"q": q, "k": k, "v": v, "beta": beta, "log_alpha": log_alpha}
+    for name, x in given.items():
+        if x is not None or name != "log_alpha":
+            check.tensor(x, name, "(..., time)" if name in ("beta", "log_alpha") else
+                         "(..., time, features)")
+            check.device_dtype(x, q, name, "q is")
     if q.shape != k.shape or v.shape[:-1] != q.shape[:-1] or beta.shape != q.shape[:-1] or (
             log_alpha is not None and log_alpha.shape != beta.shape):
-        raise ValueError(f"q, k (..., time, d_k), v (..., time, d_v), beta and log_alpha (..., "
-                         f"time) must share (..., time), got {describe(q)}, {describe(k)}, "
-                         f"{describe(v)}, {describe(beta)}, {describe(log_alpha)}")
+        shapes = ", ".join(check.describe(x) for x in given.values())
+        raise ValueError(f"q, k (..., time, d_k), v (..., time, d_v), beta and log_alpha "
+                         f"(..., time) must share (..., time), got {shapes}")
     if state is not None:
         shape = (*q.shape[:-2], q.size(-1), v.size(-1))
-        check_state_shape(state, shape, "(..., d_k, d_v)", q)
+        check.state(state, "state", shape, q, "(..., d_k, d_v)")
 
 
 def delta_rule_recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor,
@@ -97,6 +98,9 @@ def chunks_of(x: torch.Tensor, chunk_size: int, time_dim: int) -> torch.Tensor:
     """Pad the time axis with zeros to a multiple of chunk_size and split it: (..., time, ...) ->
     (..., chunks, chunk_size, ...). A padded step has k = v = beta = log alpha = 0: it leaves
     the state as it is, and its output is dropped."""
+    check.tensor(x, "x", "(..., time, ...)")
+    check.positive(chunk_size=chunk_size)
+    check.int_range(-x.dim(), x.dim() - 1, time_dim=time_dim)
     time_dim %= x.dim()
     pad = (0, 0) * (x.dim() - 1 - time_dim) + (0, -x.size(time_dim) % chunk_size)
     padded = nn.functional.pad(x, pad)
@@ -111,7 +115,7 @@ def delta_rule_chunked(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: 
     arguments and results as :func:`delta_rule_recurrent`, in one triangular solve and
     time / chunk_size steps of matrix products."""
     check_delta(q, k, v, beta, log_alpha, state, write)
-    check_positive(chunk_size=chunk_size)
+    check.positive(chunk_size=chunk_size)
     steps = q.size(-2)
     if log_alpha is None:
         log_alpha = torch.zeros_like(beta)
@@ -156,9 +160,9 @@ class DeltaNet(nn.Module):
     def __init__(self, d_model: int, num_heads: int = 1, gated: bool = False,
                  write: str = "delta", form: str = "chunked", chunk_size: int = 16):
         super().__init__()
-        check_positive(d_model=d_model, num_heads=num_heads, chunk_size=chunk_size)
-        check_multiple(d_model=d_model, num_heads=num_heads)
-        check_choice(write=(write, WRITES), form=(form, FORMS))
+        check.positive(d_model=d_model, num_heads=num_heads, chunk_size=chunk_size)
+        check.multiple(d_model=d_model, num_heads=num_heads)
+        check.choice(write=(write, WRITES), form=(form, FORMS))
         if not isinstance(gated, bool):
             raise TypeError(f"gated must be a bool, got {type(gated).__name__}")
         self.d_model, self.num_heads, self.gated = d_model, num_heads, gated
@@ -189,11 +193,12 @@ class DeltaNet(nn.Module):
             log_alpha = log_alpha.transpose(1, 2)
         return q, k, self.heads(self.v_proj(x)), beta, log_alpha
 
+    @check.overflow_checked
     def forward(self, x: torch.Tensor, state: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """x (batch, time, d_model), state (batch, heads, d_k, d_v) or None -> y (batch, time,
         d_model) and the last state (batch, heads, d_k, d_v)."""
-        check_sequence(x, self.d_model, like=self.q_proj.weight)
+        check.sequence(x, self.d_model, like=self.q_proj.weight)
         options = {"chunk_size": self.chunk_size} if self.form == "chunked" else {}
         y, state = FORMS[self.form](*self.rule_inputs(x), state, self.write, **options)
         return self.out_proj(y.transpose(1, 2).flatten(2)), state  # (batch, time, d_model)
@@ -202,6 +207,6 @@ class DeltaNet(nn.Module):
              ) -> tuple[torch.Tensor, torch.Tensor]:
         """One decoding step: x_t (batch, d_model), state (batch, heads, d_k, d_v) or None ->
         y_t (batch, d_model) and the new state."""
-        check_token(x_t, self.d_model, self.q_proj.weight)
+        check.step_input(x_t, self.d_model, self.q_proj.weight)
         y, state = self(x_t[:, None], state)
         return y[:, 0], state

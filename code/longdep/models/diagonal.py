@@ -31,12 +31,10 @@ import torch
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import check_choice, check_positive, check_sequence, state_or_zeros
-    from .ssd import check_token
+    from . import _checks as check
     from .ssm import SCANS
-except ImportError:  # copied into a folder of its own, beside _checks.py, ssd.py and ssm.py
-    from _checks import check_choice, check_positive, check_sequence, state_or_zeros
-    from ssd import check_token
+except ImportError:  # copied into a folder of its own, beside _checks.py and ssm.py
+    import _checks as check
     from ssm import SCANS
 
 
@@ -51,8 +49,8 @@ class DiagonalLinearRNN(nn.Module):
     def __init__(self, input_size: int, hidden_size: int, transitions: str = "signed",
                  drive: bool = False, scan: str = "parallel"):
         super().__init__()
-        check_positive(input_size=input_size, hidden_size=hidden_size)
-        check_choice(transitions=(transitions, TRANSITIONS), scan=(scan, SCANS))
+        check.positive(input_size=input_size, hidden_size=hidden_size)
+        check.choice(transitions=(transitions, TRANSITIONS), scan=(scan, SCANS))
         if not isinstance(drive, bool):
             raise TypeError(f"drive must be a bool, got {type(drive).__name__}")
         self.input_size, self.hidden_size = input_size, hidden_size
@@ -73,13 +71,13 @@ class DiagonalLinearRNN(nn.Module):
     def initial_state(self, x: Tensor, h0: Tensor | None, name: str = "h0") -> Tensor:
         """The learned ``h0`` for every sequence of x (batch, ...) if h0 is None, else the
         checked h0 (batch, hidden), called ``name`` in messages."""
-        return self.h0.expand(x.size(0), -1) if h0 is None else state_or_zeros(
+        return self.h0.expand(x.size(0), -1) if h0 is None else check.state_or_zeros(
             h0, x, self.hidden_size, name)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """x (batch, time, input), h0 (batch, hidden) or None for the learned ``h0`` ->
         h (batch, time, hidden), h_T."""
-        check_sequence(x, self.input_size, like=self.linear_a.weight)
+        check.sequence(x, self.input_size, like=self.linear_a.weight)
         h0 = self.initial_state(x, h0)  # (batch, hidden)
         a, b = self.transition_and_drive(x)  # (batch, time, hidden) each
         first = b[:, :1] + a[:, :1] * h0[:, None]  # h_0 = a_0 h0 + b_0
@@ -89,7 +87,7 @@ class DiagonalLinearRNN(nn.Module):
     def step(self, x_t: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """One decoding step: x_t (batch, input), h_{t-1} (batch, hidden) or None for the learned
         ``h0`` -> (h_t, h_t); the output is the state."""
-        check_token(x_t, self.input_size, self.linear_a.weight)
+        check.step_input(x_t, self.input_size, self.linear_a.weight)
         h = self.initial_state(x_t, h, "h")
         a, b = self.transition_and_drive(x_t)
         h = a * h + b

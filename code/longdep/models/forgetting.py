@@ -25,13 +25,11 @@ import torch
 from torch import nn
 
 try:  # inside the longdep package
-    from ._checks import (check_finite, check_like, check_positive, check_qkv, check_sequence,
-                          check_tensor, describe)
+    from . import _checks as check
     from .attention import MultiHeadAttention
     from .ssd import segsum
 except ImportError:  # copied into a folder of its own, beside _checks.py and its siblings
-    from _checks import (check_finite, check_like, check_positive, check_qkv, check_sequence,
-                         check_tensor, describe)
+    import _checks as check
     from attention import MultiHeadAttention
     from ssd import segsum
 
@@ -39,23 +37,24 @@ except ImportError:  # copied into a folder of its own, beside _checks.py and it
 def forget_gate_bias(log_f: torch.Tensor) -> torch.Tensor:
     """FoX's bias D, (..., time) log forget gates -> (..., time, time): D_ij = sum_{k=j+1..i}
     log f_k for i >= j, -inf above the diagonal (the causal mask)."""
+    check.tensor(log_f, "log_f", "(..., time)")
     return segsum(log_f)
 
 
 def alibi_slopes(num_heads: int) -> torch.Tensor:
     """ALiBi's slopes m_h = 2^(-8 h / num_heads), h = 1 .. num_heads, as a float64 (heads,)
     tensor: a geometric sequence from 2^(-8 / heads) down to 1/256."""
-    check_positive(num_heads=num_heads)
+    check.positive(num_heads=num_heads)
     return 2.0 ** (-8.0 * torch.arange(1, num_heads + 1, dtype=torch.float64) / num_heads)
 
 
 def alibi_bias(steps: int, slopes: torch.Tensor) -> torch.Tensor:
     """ALiBi's causal bias, (heads, steps, steps): -m_h (i - j) for i >= j, -inf above the
     diagonal, for slopes (heads,), in the slopes' dtype and on their device."""
-    check_positive(steps=steps)
-    check_tensor(slopes, "slopes", "(heads,)")
+    check.positive(steps=steps)
+    check.tensor(slopes, "slopes", "(heads,)")
     if slopes.dim() != 1:
-        raise ValueError(f"slopes must have shape (heads,), got {describe(slopes)}")
+        raise ValueError(f"slopes must have shape (heads,), got {check.describe(slopes)}")
     positions = torch.arange(steps, dtype=slopes.dtype, device=slopes.device)
     distance = positions[:, None] - positions[None, :]  # (steps, steps): i - j
     bias = -slopes[:, None, None] * distance
@@ -69,14 +68,14 @@ def biased_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: to
     attending is blocked (every row needs a finite entry). Returns the output (..., time_q, d_v)
     and the weights (..., time_q, time_k): what
     ``torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias)`` returns."""
-    check_qkv(q, k, v)
-    check_tensor(bias, "bias", "(..., time_q, time_k)", 2)
-    check_like(bias, q, "bias", "q is")
+    check.qkv(q, k, v)
+    check.tensor(bias, "bias", "(..., time_q, time_k)", 2)
+    check.device_dtype(bias, q, "bias", "q is")
     scores_shape = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.size(-2), k.size(-2))
     sizes = zip(reversed(bias.shape), reversed(scores_shape))
     if bias.dim() > len(scores_shape) or any(b not in (1, s) for b, s in sizes):
         raise ValueError(f"bias must broadcast to the scores (..., time_q, time_k) = "
-                         f"{scores_shape} without enlarging them, got {describe(bias)}")
+                         f"{scores_shape} without enlarging them, got {check.describe(bias)}")
     scores = (q * q.size(-1) ** -0.5) @ k.transpose(-2, -1) + bias  # (..., time_q, time_k)
     weights = torch.softmax(scores, dim=-1)
     return weights @ v, weights
@@ -90,15 +89,16 @@ class ForgettingAttention(MultiHeadAttention):
 
     def __init__(self, d_model: int, num_heads: int, forget_bias: float = 0.0):
         super().__init__(d_model, num_heads)
-        check_finite(forget_bias=forget_bias)
+        check.finite(forget_bias=forget_bias)
         self.forget_proj = nn.Linear(d_model, num_heads)
         with torch.no_grad():
             self.forget_proj.bias.fill_(forget_bias)
 
+    @check.overflow_checked
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x (batch, time, d_model) -> (batch, time, d_model) and every head's weights (batch,
         heads, time, time)."""
-        check_sequence(x, self.d_model, like=self.q_proj.weight)
+        check.sequence(x, self.d_model, like=self.q_proj.weight)
         q, k, v = self.project(x, x, x)  # each (batch, heads, time, d_k)
         log_f = nn.functional.logsigmoid(self.forget_proj(x)).transpose(1, 2)  # (b, heads, t)
         heads, weights = biased_attention(q, k, v, forget_gate_bias(log_f))

@@ -55,7 +55,7 @@ class GRU(nn.Module):
         """W_ih x + b_ih for x (..., input): the gates' share that needs no earlier state."""
         return x @ self.weight_ih.T + self.bias_ih  # (..., 3 hidden)
 
-    def cell(self, input_part: Tensor, h: Tensor) -> Tensor:
+    def update(self, input_part: Tensor, h: Tensor) -> Tensor:
         """One step from the input's share (batch, 3 hidden) and h_{t-1} (batch, hidden)."""
         x_r, x_z, x_n = input_part.chunk(3, dim=-1)  # each (batch, hidden)
         h_r, h_z, h_n = torch.addmm(self.bias_hh, h, self.weight_hh.T).chunk(3, dim=-1)
@@ -66,14 +66,14 @@ class GRU(nn.Module):
     def step(self, x_t: Tensor, h: Tensor) -> Tensor:
         """One step: x_t (batch, input), h_{t-1} (batch, hidden) -> h_t (batch, hidden)."""
         check.step(x_t, h, self.input_size, self.hidden_size, self.weight_ih)
-        return self.cell(self.input_parts(x_t), h)
+        return self.update(self.input_parts(x_t), h)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """x (batch, time, input), h0 (batch, hidden) or None -> h (batch, time, hidden), h_T."""
         check.sequence(x, self.input_size, like=self.weight_ih)
         h, outputs = check.state_or_zeros(h0, x, self.hidden_size), []
         for input_part in self.input_parts(x).unbind(1):  # (batch, 3 hidden)
-            outputs.append(h := self.cell(input_part, h))
+            outputs.append(h := self.update(input_part, h))
         return torch.stack(outputs, dim=1), h
 
     @classmethod

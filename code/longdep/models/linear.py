@@ -45,17 +45,11 @@ def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.elu(x) + 1
 
 
-def check_feature_map(feature_map) -> None:
-    """Raise a ``TypeError`` unless ``feature_map`` is callable."""
-    if not callable(feature_map):
-        raise TypeError(f"feature_map must be a function of a tensor, got "
-                        f"{type(feature_map).__name__}")
-
-
 def exclusive_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
     """Entry i is the sum of the entries before i along ``dim`` (0 for the first): a cumulative
     sum shifted by one, formed without subtracting, so no entry is cancelled out of another."""
-    check.tensor(x, "x", f"(...) with an axis {dim}", abs(dim) + (dim >= 0))
+    check.tensor(x, "x", "(...)")
+    check.int_range(-x.dim(), x.dim() - 1, dim=dim)
     zeros = torch.zeros_like(x.narrow(dim, 0, 1))
     return torch.cat([zeros, x.narrow(dim, 0, x.size(dim) - 1).cumsum(dim)], dim)
 
@@ -73,9 +67,10 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: 
     Time and memory grow linearly with the length; no
     (time, time) matrix is formed.
     """
+    check.flags(causal=causal)
     check.qkv(q, k, v, same_shape=True, causal=causal)
     check.positive(chunk_size=chunk_size)
-    check_feature_map(feature_map)
+    check.callables(feature_map=feature_map)
     if not causal:
         phi_q, phi_k = feature_map(q), feature_map(k)
         numerator = phi_q @ (phi_k.transpose(-2, -1) @ v)
@@ -107,7 +102,7 @@ def linear_attention_recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
     ``linear_attention(q, k, v, causal=True)``, one step at a time.
     """
     check.qkv(q, k, v, same_shape=True, causal=True)
-    check_feature_map(feature_map)
+    check.callables(feature_map=feature_map)
     phi_q, phi_k = feature_map(q), feature_map(k)
     state = phi_k.new_zeros(*phi_k.shape[:-2], phi_k.size(-1), v.size(-1))
     normaliser = phi_k.new_zeros(*phi_k.shape[:-2], phi_k.size(-1))
@@ -130,8 +125,10 @@ def random_projection(num_features: int, dim: int, orthogonal: bool = True,
     rescaled to the length of a Gaussian vector so that every row keeps the N(0, I) marginal.
     """
     check.positive(num_features=num_features, dim=dim)
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point dtype, got {dtype}")
+    check.flags(orthogonal=orthogonal)
+    check.generator(generator)
+    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise TypeError(f"dtype must be a floating-point torch.dtype, got {check.describe(dtype)}")
     gaussian = torch.randn(num_features, dim, generator=generator, dtype=dtype)
     if not orthogonal:
         return gaussian
@@ -165,6 +162,7 @@ def favor_features(x: torch.Tensor, projection: torch.Tensor) -> torch.Tensor:
 def performer_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                         projection: torch.Tensor, causal: bool = False) -> torch.Tensor:
     """Linear attention with FAVOR+ features: an approximation of softmax attention (Chapter 6)."""
+    check.tensor(projection, "projection", "(m, d)", 2)
     return linear_attention(q, k, v, causal, lambda x: favor_features(x, projection))
 
 

@@ -20,6 +20,7 @@ is h_t = sum_{j<=t} lambda^(t-j) b_j, evaluated by doubling (:func:`power_scan`)
 :mod:`.ssm` takes real tensors only.
 
 Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError);
+a NaN that finite inputs give :class:`LRU` by float32 overflow raises a ValueError naming x;
 the state is complex, complex64 for float32 parameters and complex128 for float64. NaN and inf are
 not checked, as in PyTorch: one in x_t reaches y_t and every later step, never an earlier one.
 """
@@ -30,13 +31,9 @@ import torch
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import (check_choice, check_finite, check_positive, check_sequence,
-                          check_tensor, describe)
-    from .ssd import check_token
-except ImportError:  # copied into a folder of its own, beside _checks.py and ssd.py
-    from _checks import (check_choice, check_finite, check_positive, check_sequence,
-                         check_tensor, describe)
-    from ssd import check_token
+    from . import _checks as check
+except ImportError:  # copied into a folder of its own, beside _checks.py
+    import _checks as check
 
 
 def power_scan(log_lambda: Tensor, b: Tensor) -> Tensor:
@@ -47,6 +44,14 @@ def power_scan(log_lambda: Tensor, b: Tensor) -> Tensor:
     so after ceil(log2(time)) rounds position t holds the sum of lambda^(t-j) b_j over j <= t.
     The powers are exp(2^r log lambda), not repeated squarings, whose round-off would double in
     every round."""
+    check.tensor(log_lambda, "log_lambda", "(N,) complex", floating=False)
+    check.tensor(b, "b", "(batch, time, N) complex", 3, floating=False)
+    if not (log_lambda.is_complex() and b.is_complex()):
+        raise TypeError(f"log_lambda and b must be complex, got {check.describe(log_lambda)} and "
+                        f"{check.describe(b)}")
+    if log_lambda.dim() != 1 or b.dim() != 3 or b.size(-1) != log_lambda.size(0):
+        raise ValueError(f"log_lambda (N,) and b (batch, time, N) must share N, got "
+                         f"{check.describe(log_lambda)} and {check.describe(b)}")
     steps, shift = b.size(1), 1
     while shift < steps:
         earlier = torch.cat([torch.zeros_like(b[:, :shift]), b[:, :-shift]], dim=1)
@@ -58,12 +63,12 @@ def power_scan(log_lambda: Tensor, b: Tensor) -> Tensor:
 def check_complex_state(h, shape: tuple[int, int], like: Tensor) -> None:
     """Raise unless the state h is a complex (batch, N) tensor of ``shape``, of the complex dtype
     of the real tensor ``like`` and on its device."""
-    check_tensor(h, "h", f"(batch, N) = {shape}", floating=False)
+    check.tensor(h, "h", f"(batch, N) = {shape}", floating=False)
     if not h.is_complex() or h.dtype != like.dtype.to_complex() or h.device != like.device:
         raise TypeError(f"h must be a {str(like.dtype.to_complex()).removeprefix('torch.')} "
-                        f"tensor on {like.device}, got {describe(h)} on {h.device}")
+                        f"tensor on {like.device}, got {check.describe(h)} on {h.device}")
     if h.shape != shape:
-        raise ValueError(f"h must have shape (batch, N) = {shape}, got {describe(h)}")
+        raise ValueError(f"h must have shape (batch, N) = {shape}, got {check.describe(h)}")
 
 
 SCANS = ("parallel", "sequential")
@@ -79,12 +84,12 @@ class LRU(nn.Module):
     def __init__(self, d_model: int, state_size: int, r_min: float = 0.0, r_max: float = 1.0,
                  max_phase: float = 2 * math.pi, scan: str = "parallel"):
         super().__init__()
-        check_positive(d_model=d_model, state_size=state_size)
-        check_finite(r_min=r_min, r_max=r_max, max_phase=max_phase)
+        check.positive(d_model=d_model, state_size=state_size)
+        check.finite(r_min=r_min, r_max=r_max, max_phase=max_phase)
         if not 0 <= r_min < r_max <= 1 or max_phase <= 0:
             raise ValueError(f"need 0 <= r_min < r_max <= 1 and max_phase > 0, got r_min={r_min}, "
                              f"r_max={r_max}, max_phase={max_phase}")
-        check_choice(scan=(scan, SCANS))
+        check.choice(scan=(scan, SCANS))
         self.d_model, self.state_size, self.scan = d_model, state_size, scan
         # |lambda|^2 uniform on [r_min^2, r_max^2]; kept off 0, where nu_log would be infinite.
         squared = torch.rand(state_size, dtype=torch.float64).clamp_min(1e-12)
@@ -114,10 +119,11 @@ class LRU(nn.Module):
         """Re(C h) + D * x: h (..., N) complex, x (..., d_model) -> (..., d_model) real."""
         return h.real @ self.C_re.T - h.imag @ self.C_im.T + self.D * x
 
+    @check.overflow_checked
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """x (batch, time, d_model), h0 (batch, N) complex or None for zeros -> y (batch, time,
         d_model) real and the last state h_T (batch, N) complex."""
-        check_sequence(x, self.d_model, like=self.D)
+        check.sequence(x, self.d_model, like=self.D)
         if h0 is not None:
             check_complex_state(h0, (x.size(0), self.state_size), self.D)
         log_lambda, b = self.log_eigenvalues(), self.drive(x)  # (N,), (batch, time, N)
@@ -135,6 +141,6 @@ class LRU(nn.Module):
     def step(self, x_t: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """One decoding step: x_t (batch, d_model), h_{t-1} (batch, N) complex or None for zeros
         -> y_t (batch, d_model) and h_t (batch, N)."""
-        check_token(x_t, self.d_model, self.D)
+        check.step_input(x_t, self.d_model, self.D)
         y, h = self(x_t[:, None], h)
         return y[:, 0], h

@@ -71,16 +71,16 @@ class LSTM(nn.Module):
         i, f, _, o = torch.sigmoid(pre).chunk(4, dim=-1)
         return i, f, torch.tanh(pre[:, 2 * self.hidden_size : 3 * self.hidden_size]), o
 
-    def cell(self, input_part: Tensor, state: State) -> State:
-        """One step from the input's share of the gates (batch, 4 hidden); see :meth:`forward`."""
+    def update(self, input_part: Tensor, state: State) -> State:
+        """(h_t, c_t) from the input's share of the gates (batch, 4 hidden) and (h, c)_{t-1}."""
         i, f, g, o = self.gates(input_part, state[0])
-        c = torch.addcmul(f * state[1], i, g)  # (batch, hidden)
+        c = torch.addcmul(f * state[1], i, g)  # f c + i g: the cell state's additive path
         return o * torch.tanh(c), c
 
     def step(self, x_t: Tensor, state: State) -> State:
         """One step: x_t (batch, input), (h_{t-1}, c_{t-1}) each (batch, hidden) -> (h_t, c_t)."""
         check.step(x_t, state, self.input_size, self.hidden_size, self.weight_ih, ("h", "c"))
-        return self.cell(self.input_parts(x_t), state)
+        return self.update(self.input_parts(x_t), state)
 
     def forward(self, x: Tensor, state: State | None = None) -> tuple[Tensor, State]:
         """x (batch, time, input), state (h0, c0) or None -> h (batch, time, hidden), (h_T, c_T)."""
@@ -88,7 +88,7 @@ class LSTM(nn.Module):
         state, outputs = self.initial_state(x, state), []
         # The input's share of every step in one product: only h_{t-1}'s share waits.
         for input_part in self.input_parts(x).unbind(1):  # (batch, 4 hidden)
-            outputs.append((state := self.cell(input_part, state))[0])
+            outputs.append((state := self.update(input_part, state))[0])
         return torch.stack(outputs, dim=1), state
 
     @classmethod

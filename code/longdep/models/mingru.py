@@ -28,12 +28,10 @@ import torch
 from torch import Tensor, nn
 
 try:  # inside the longdep package
-    from ._checks import check_choice, check_finite, check_positive, check_sequence, state_or_zeros
-    from .ssd import check_token
+    from . import _checks as check
     from .ssm import SCANS
-except ImportError:  # copied into a folder of its own, beside _checks.py, ssd.py and ssm.py
-    from _checks import check_choice, check_finite, check_positive, check_sequence, state_or_zeros
-    from ssd import check_token
+except ImportError:  # copied into a folder of its own, beside _checks.py and ssm.py
+    import _checks as check
     from ssm import SCANS
 
 
@@ -45,9 +43,9 @@ class MinGRU(nn.Module):
     def __init__(self, input_size: int, hidden_size: int, forget_bias: float = 0.0,
                  scan: str = "parallel"):
         super().__init__()
-        check_positive(input_size=input_size, hidden_size=hidden_size)
-        check_finite(forget_bias=forget_bias)
-        check_choice(scan=(scan, SCANS))
+        check.positive(input_size=input_size, hidden_size=hidden_size)
+        check.finite(forget_bias=forget_bias)
+        check.choice(scan=(scan, SCANS))
         self.input_size, self.hidden_size, self.scan = input_size, hidden_size, scan
         self.forget_bias = float(forget_bias)
         self.linear_z = nn.Linear(input_size, hidden_size)
@@ -65,8 +63,8 @@ class MinGRU(nn.Module):
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """x (batch, time, input), h0 (batch, hidden) or None -> h (batch, time, hidden), h_T."""
-        check_sequence(x, self.input_size, like=self.linear_z.weight)
-        h0 = state_or_zeros(h0, x, self.hidden_size)  # (batch, hidden)
+        check.sequence(x, self.input_size, like=self.linear_z.weight)
+        h0 = check.state_or_zeros(h0, x, self.hidden_size)  # (batch, hidden)
         keep, write = self.keep_and_write(x)  # (batch, time, hidden) each
         # h0 enters as part of the first step's offset: h_0 = a_0 h0 + b_0.
         first = write[:, :1] + keep[:, :1] * h0[:, None]
@@ -76,8 +74,8 @@ class MinGRU(nn.Module):
     def step(self, x_t: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """One decoding step: x_t (batch, input), h_{t-1} (batch, hidden) or None for zeros ->
         (h_t, h_t); the output of minGRU is its state."""
-        check_token(x_t, self.input_size, self.linear_z.weight)
-        h = state_or_zeros(h, x_t, self.hidden_size, "h")
+        check.step_input(x_t, self.input_size, self.linear_z.weight)
+        h = check.state_or_zeros(h, x_t, self.hidden_size, "h")
         keep, write = self.keep_and_write(x_t)
         h = keep * h + write
         return h, h

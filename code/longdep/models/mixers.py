@@ -1,10 +1,10 @@
-"""Efficient mixers inside the book's Transformer layer, so that models differ in one place only
-(Chapter 6, "Gradient versus distance, for every model of the book").
+"""Efficient mixers inside the book's Transformer layer, so that models differ in one place
+only (Chapter 6, "Gradient versus distance, for every model of the book").
 
-:class:`longdep.models.transformer.EncoderLayer` calls ``self_attn(x, x, x, mask)``. The classes here
-take that call and mix the sequence another way; :func:`mixer_stack` builds a Pre-LN
-:class:`longdep.models.transformer.EncoderStack` and puts one of them in every layer. All of them are
-causal by construction, so they take no mask.
+:class:`longdep.models.transformer.EncoderLayer` calls ``self_attn(x, x, x, mask)``. The classes
+here take that call and mix the sequence another way; :func:`mixer_stack` builds a Pre-LN
+:class:`longdep.models.transformer.EncoderStack` whose every layer is built with one of them. All
+of them are causal by construction, so they take no mask.
 
 Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError);
 NaN and inf propagate as in each mixer's own module.
@@ -29,9 +29,6 @@ except ImportError:  # copied into a folder of its own, beside _checks.py
     from transformer import EncoderStack
 
 
-MIXERS = ("softmax", "window", "linear", "ssm")
-
-
 def check_self_mixing(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                       mask: torch.Tensor | None, d_model: int, like: torch.Tensor) -> None:
     """Raise a clear ``ValueError`` unless this is causal self-mixing of (batch, time, d_model)."""
@@ -52,6 +49,7 @@ class CausalHeadsMixer(MultiHeadAttention):
     def mix_heads(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
+    @check.overflow_checked
     def forward(self, query, key, value, mask=None):
         check_self_mixing(query, key, value, mask, self.d_model, self.q_proj.weight)
         heads = self.mix_heads(*self.project(query, key, value))  # (batch, heads, time, d_k)
@@ -85,32 +83,36 @@ class SSMSelfMixer(nn.Module):
         self.d_model = d_model
         self.ssm = SelectiveSSM(d_model, state_size)
 
+    @check.overflow_checked
     def forward(self, query, key, value, mask=None):
         check_self_mixing(query, key, value, mask, self.d_model, self.ssm.D)
         return self.ssm(query), None
 
 
+# Each mixer's maker: (d_model, num_heads, window=..., state_size=...) -> the token mixer of one
+# layer. A new mixer is one entry here.
+MIXERS = {
+    "softmax": lambda d_model, num_heads, **_: MultiHeadAttention(d_model, num_heads),
+    "window": lambda d_model, num_heads, window, **_: WindowedSelfAttention(d_model, num_heads,
+                                                                            window),
+    "linear": lambda d_model, num_heads, **_: LinearSelfAttention(d_model, num_heads),
+    "ssm": lambda d_model, num_heads, state_size, **_: SSMSelfMixer(d_model, state_size),
+}
+
+
 def mixer_stack(mixer: str, d_model: int, num_heads: int, num_layers: int, d_ff: int,
                 max_len: int, window: int = 8, state_size: int = 8,
-                input_size: int | None = None) -> nn.Module:
-    """A causal Pre-LN encoder stack, (batch, time, d_model) -> (batch, time, d_model), whose token
-    mixer is "softmax" (the Transformer), "window" (``window`` keys), "linear" or "ssm".
-
-    With ``input_size`` a linear map from input_size to d_model features comes first, so that
-    the stack can read embeddings of another width: (batch, time, input_size) -> (..., d_model).
-    """
+                input_size: int | None = None) -> EncoderStack:
+    """A causal Pre-LN :class:`EncoderStack`, (batch, time, input_size) -> (batch, time,
+    d_model), whose layers mix tokens with ``mixer``, a key of :data:`MIXERS`: "softmax" (the
+    Transformer, with the causal mask), "window" (``window`` keys), "linear" or "ssm" (a state
+    of ``state_size`` per channel). ``input_size`` (default d_model) other than d_model puts a
+    linear map to d_model features first, so that the stack can read embeddings of another
+    width. Each layer is built with its own mixer: the mixer's parameters, then the layer's."""
     check.choice(mixer=(mixer, MIXERS))
-    if input_size is not None:
-        check.positive(input_size=input_size)
-    stack = EncoderStack(d_model, num_heads, num_layers, d_ff, max_len, norm_first=True,
-                         causal=mixer == "softmax")
-    for layer in stack.layers:
-        if mixer == "window":
-            layer.self_attn = WindowedSelfAttention(d_model, num_heads, window)
-        elif mixer == "linear":
-            layer.self_attn = LinearSelfAttention(d_model, num_heads)
-        elif mixer == "ssm":
-            layer.self_attn = SSMSelfMixer(d_model, state_size)
-    if input_size is None:
-        return stack
-    return nn.Sequential(nn.Linear(input_size, d_model), stack)
+    check.positive(window=window, state_size=state_size)
+    make = MIXERS[mixer]
+    return EncoderStack(d_model, num_heads, num_layers, d_ff, max_len, norm_first=True,
+                        causal=mixer == "softmax", input_size=input_size,
+                        mixer=lambda: make(d_model, num_heads, window=window,
+                                           state_size=state_size))

@@ -10,7 +10,9 @@ Backpropagation through time by hand is in :mod:`longdep.measure.bptt`.
 
 Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
 NaN and inf are not checked, as in PyTorch: one in x_t or h_{t-1} propagates to h_t and, through
-the state, to every later step.
+the state, to every later step. A relu or linear network whose states grow past the float range
+gives inf, and then NaN (inf - inf in W_hh h), as torch.nn.RNN does: that is the explosion of
+Chapter 2, returned as computed.
 """
 
 import torch
@@ -75,6 +77,7 @@ class ElmanRNN(nn.Module):
     @classmethod
     def from_torch(cls, rnn: nn.RNN) -> "ElmanRNN":
         """A copy of a one-layer, unidirectional :class:`torch.nn.RNN`, batch_first=True."""
-        check.torch_module(rnn, nn.RNN, num_layers=1, bias=True, bidirectional=False, batch_first=True)
+        check.torch_module(rnn, nn.RNN, num_layers=1, bias=True, bidirectional=False,
+                           batch_first=True)
         model = cls(rnn.input_size, rnn.hidden_size, rnn.nonlinearity)
         return check.copy_parameters(model, {name: getattr(rnn, name + "_l0") for name in NAMES})

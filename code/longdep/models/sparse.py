@@ -35,8 +35,10 @@ def global_token_mask(length: int, window: int, global_positions: list[int],
     """Sliding window plus global tokens (Longformer): each position in ``global_positions``
     attends to every key and every query attends to it (within causality when ``causal``)."""
     mask = sliding_window_mask(length, window, causal)
-    if not all(isinstance(p, int) and not isinstance(p, bool) for p in global_positions):
-        raise TypeError(f"global_positions must be a list of ints, got {global_positions!r}")
+    if not isinstance(global_positions, (list, tuple)) or not all(
+            isinstance(p, int) and not isinstance(p, bool) for p in global_positions):
+        raise TypeError(f"global_positions must be a list of ints, got "
+                        f"{check.describe(global_positions)}")
     positions = torch.as_tensor(global_positions, dtype=torch.long)
     if positions.numel() and (positions.min() < 0 or positions.max() >= length):
         raise ValueError(f"global_positions must lie in [0, {length}), got {global_positions}")
@@ -51,6 +53,7 @@ def bigbird_mask(length: int, window: int, global_positions: list[int], num_rand
     drawn without replacement among the keys it may see (j <= i when ``causal``)."""
     mask = global_token_mask(length, window, global_positions, causal)
     check.int_range(0, length, num_random=num_random)
+    check.generator(generator)
     draws = torch.rand(length, length, generator=generator)
     if causal:
         # Keys a query may not see get a draw below every allowed one, and are removed after.
@@ -70,6 +73,7 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     into one (span, features) block per query, span = window (causal) or 2 window - 1.
     """
     check.qkv(q, k, v, same_shape=True, causal=True)
+    check.flags(causal=causal)
     length = q.size(-2)
     check.window(length, window)
     before, after = window - 1, 0 if causal else window - 1

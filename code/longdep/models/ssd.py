@@ -27,7 +27,8 @@ b_dt) > 0 (one per head, initialised log-uniform in [dt_min, dt_max] as in Mamba
 C_t = W_C x_t, the input scaled by dt_t as in Mamba-2's code, and a skip D x_t. Its long-range
 gradient dS_T/dS_k = (prod_{r=k+1..T} a_r) I is a product of gates below one: a forget gate.
 
-Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
+Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError);
+a NaN that finite inputs give :class:`ScalarSSM` by float32 overflow raises a ValueError naming x.
 NaN and inf are not checked, as in PyTorch: in the recurrent form one at step t reaches step t
 and every later one, never an earlier one; in the chunked form one in x_j also reaches the
 earlier outputs of its chunk, through a zero weight (0 * inf = NaN, as in softmax attention),
@@ -40,37 +41,19 @@ import torch
 from torch import nn
 
 try:  # inside the longdep package
-    from ._checks import (check_choice, check_finite, check_like, check_multiple, check_positive,
-                          check_sequence, check_tensor, describe)
+    from . import _checks as check
 except ImportError:  # copied into a folder of its own, beside _checks.py
-    from _checks import (check_choice, check_finite, check_like, check_multiple, check_positive,
-                         check_sequence, check_tensor, describe)
-
-
-def check_state_shape(state, shape: tuple[int, ...], dims: str, like: torch.Tensor) -> None:
-    """Raise unless ``state`` is a floating tensor of ``shape`` (written ``dims``) like ``like``."""
-    check_tensor(state, "state", dims)
-    if state.shape != shape:
-        raise ValueError(f"state must have shape {dims} = {shape}, got {describe(state)}")
-    check_like(state, like, "state", "the inputs are")
-
-
-def check_token(x_t, features: int, like: torch.Tensor) -> None:
-    """Raise unless x_t is one step (batch, features) with the dtype and device of ``like``."""
-    check_tensor(x_t, "x_t", f"(batch, {features})", 2)
-    if x_t.dim() != 2 or x_t.size(1) != features:
-        raise ValueError(f"x_t must have shape (batch, {features}), got {describe(x_t)}")
-    check_like(x_t, like, "x_t")
+    import _checks as check
 
 
 def check_ssd(x, log_a, B, C, state) -> None:
     """Raise unless x (batch, time, heads, P), log_a (batch, time, heads), B and C (batch, time,
     heads, N) are floating tensors of one dtype and device, and state is None or (batch, heads,
     N, P)."""
-    check_tensor(x, "x", "(batch, time, heads, P)", 4)
+    check.tensor(x, "x", "(batch, time, heads, P)", 4)
     for name, tensor in (("log_a", log_a), ("B", B), ("C", C)):
-        check_tensor(tensor, name, "(batch, time, heads, ...)", 3)
-        check_like(tensor, x, name, "x is")
+        check.tensor(tensor, name, "(batch, time, heads, ...)", 3)
+        check.device_dtype(tensor, x, name, "x is")
     if (x.dim() != 4 or log_a.shape != x.shape[:3] or B.dim() != 4 or B.shape != C.shape
             or B.shape[:3] != x.shape[:3]):
         raise ValueError(f"x, log_a, B, C must have shapes (batch, time, heads, P), (batch, time, "
@@ -78,7 +61,7 @@ def check_ssd(x, log_a, B, C, state) -> None:
                          f"{tuple(log_a.shape)}, {tuple(B.shape)}, {tuple(C.shape)}")
     if state is not None:
         shape = (x.size(0), x.size(2), B.size(3), x.size(3))
-        check_state_shape(state, shape, "(batch, heads, N, P)", x)
+        check.state(state, "state", shape, x, "(batch, heads, N, P)")
 
 
 def segsum(log_a: torch.Tensor) -> torch.Tensor:
@@ -88,7 +71,7 @@ def segsum(log_a: torch.Tensor) -> torch.Tensor:
     Each entry is a cumulative sum of its own terms only (the column j holds log a_i for i > j,
     summed down the column), never a difference of two long prefix sums, whose round-off grows
     with their size, not with the entry's."""
-    check_tensor(log_a, "log_a", "(..., time)")
+    check.tensor(log_a, "log_a", "(..., time)")
     steps = log_a.size(-1)
     causal = torch.ones(steps, steps, dtype=torch.bool, device=log_a.device).tril()
     terms = torch.where(causal.tril(-1), log_a[..., :, None], 0.0)  # (..., i, j): log a_i, i > j
@@ -124,7 +107,7 @@ def ssd_chunked(x: torch.Tensor, log_a: torch.Tensor, B: torch.Tensor, C: torch.
     carried from chunk to chunk, S_c = (prod of the chunk's a) S_{c-1} + that write, and output
     i of chunk c also gets (prod_{k<=i in the chunk} a_k) S_{c-1}^T C_i."""
     check_ssd(x, log_a, B, C, state)
-    check_positive(chunk_size=chunk_size)
+    check.positive(chunk_size=chunk_size)
     steps, pad = x.size(1), -x.size(1) % chunk_size  # padded steps: a = 1, nothing written
 
     def chunks(t: torch.Tensor) -> torch.Tensor:  # (batch, time, heads, ...) -> (b, h, n, C, ...)
@@ -151,7 +134,7 @@ def ssd_attention(x: torch.Tensor, log_a: torch.Tensor, B: torch.Tensor, C: torc
     """The attention form over the whole sequence, y = (L o (C B^T)) x (plus the decayed earlier
     state): :func:`ssd_chunked` with one chunk. Same arguments and results as
     :func:`ssd_recurrent`."""
-    check_tensor(x, "x", "(batch, time, heads, P)", 2)
+    check.tensor(x, "x", "(batch, time, heads, P)", 2)
     return ssd_chunked(x, log_a, B, C, state, chunk_size=x.size(1))
 
 
@@ -160,9 +143,8 @@ def decay_parameters(d_model: int, num_heads: int, dt_min: float = 1e-3, dt_max:
     """Mamba-2's decay a_t = exp(-softplus(W_dt x_t + b_dt) exp(A_log)), one per head: A_log
     (heads,) with exp(A_log) from U[1, 16], and W_dt (d_model -> heads) whose bias is
     softplus^-1 of a dt drawn log-uniformly in [dt_min, dt_max], so that a_t starts near 1."""
-    check_finite(dt_min=dt_min, dt_max=dt_max)
-    if not 0 < dt_min <= dt_max:
-        raise ValueError(f"need 0 < dt_min <= dt_max, got dt_min={dt_min}, dt_max={dt_max}")
+    check.positive(d_model=d_model, num_heads=num_heads)
+    check.dt_range(dt_min, dt_max)
     A_log = nn.Parameter(torch.empty(num_heads).uniform_(1, 16).log())
     dt_proj = nn.Linear(d_model, num_heads)
     with torch.no_grad():
@@ -189,10 +171,10 @@ class ScalarSSM(nn.Module):
                  form: str = "chunked", chunk_size: int = 16, dt_min: float = 1e-3,
                  dt_max: float = 1e-1):
         super().__init__()
-        check_positive(d_model=d_model, num_heads=num_heads, state_size=state_size,
+        check.positive(d_model=d_model, num_heads=num_heads, state_size=state_size,
                        chunk_size=chunk_size)
-        check_multiple(d_model=d_model, num_heads=num_heads)
-        check_choice(form=(form, FORMS))
+        check.multiple(d_model=d_model, num_heads=num_heads)
+        check.choice(form=(form, FORMS))
         self.d_model, self.num_heads, self.state_size = d_model, num_heads, state_size
         self.form, self.chunk_size = form, chunk_size
         self.A_log, self.dt_proj = decay_parameters(d_model, num_heads, dt_min, dt_max)
@@ -211,11 +193,12 @@ class ScalarSSM(nn.Module):
         B, C = (p(x).unflatten(-1, (self.num_heads, -1)) for p in (self.B_proj, self.C_proj))
         return dt[..., None] * heads, -dt * self.A_log.exp(), B, C
 
+    @check.overflow_checked
     def forward(self, x: torch.Tensor, state: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """x (batch, time, d_model), state (batch, heads, N, P) or None -> y (batch, time,
         d_model) and the last state (batch, heads, N, P)."""
-        check_sequence(x, self.d_model, like=self.D)
+        check.sequence(x, self.d_model, like=self.D)
         options = {"chunk_size": self.chunk_size} if self.form == "chunked" else {}
         y, state = FORMS[self.form](*self.ssm_inputs(x), state, **options)
         skip = self.D[:, None] * x.unflatten(-1, (self.num_heads, -1))  # (batch, time, heads, P)
@@ -225,6 +208,6 @@ class ScalarSSM(nn.Module):
              ) -> tuple[torch.Tensor, torch.Tensor]:
         """One decoding step: x_t (batch, d_model), state (batch, heads, N, P) or None -> y_t
         (batch, d_model) and the new state (the forward pass of one step)."""
-        check_token(x_t, self.d_model, self.D)
+        check.step_input(x_t, self.d_model, self.D)
         y, state = self(x_t[:, None], state)
         return y[:, 0], state

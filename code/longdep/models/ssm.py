@@ -16,7 +16,9 @@ Theorem 1).
 
 Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
 NaN and inf are not checked, as in PyTorch: one in x_t reaches y_t and, through the state, every
-later step, never an earlier one (both scans only combine step t with steps before it).
+later step, never an earlier one (both scans only combine step t with steps before it). The drive
+is a product of three terms in x (B_t x_t times x_t, read by C_t), so finite float32 inputs past
+about 1e13 overflow; a NaN that results raises a ValueError naming x.
 """
 
 import math
@@ -92,8 +94,7 @@ class SelectiveSSM(nn.Module):
         super().__init__()
         check.positive(d_model=d_model, state_size=state_size)
         check.choice(scan=(scan, SCANS))
-        if not 0 < dt_min <= dt_max:
-            raise ValueError(f"need 0 < dt_min <= dt_max, got {dt_min}, {dt_max}")
+        check.dt_range(dt_min, dt_max)
         self.d_model, self.state_size, self.scan = d_model, state_size, scan
         self.A_log = nn.Parameter(torch.log(torch.arange(1.0, state_size + 1)).repeat(d_model, 1))
         self.D = nn.Parameter(torch.ones(d_model))
@@ -114,6 +115,7 @@ class SelectiveSSM(nn.Module):
         drive = (1 - decay) / -A * self.B_proj(x)[:, :, None, :] * x[..., None]  # the same
         return decay, drive, self.C_proj(x)
 
+    @check.overflow_checked
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (batch, time, d_model) -> y (batch, time, d_model)."""
         decay, drive, C = self.discretize(x)

@@ -13,10 +13,13 @@ Post-LN stacks need learning-rate warm-up (Chapter 5, "Training stability done r
 that into next-token logits, and :func:`next_token_model` joins the two.
 
 Inputs are checked as :mod:`._checks` describes (an empty batch or time axis raises ValueError).
-NaN and inf are not checked, as in PyTorch. A LayerNorm spreads one over all features of its
-position, and attention spreads it to every query, even in a causal stack: a query's weight for a
-later position is exactly 0, but 0 * NaN = NaN in the product with the values
-(:mod:`longdep.models.attention`; the tests check it).
+A float32 LayerNorm squares its inputs: finite inputs past about 1e19 overflow, and where
+torch.nn.TransformerEncoderLayer then returns NaN, :class:`EncoderLayer` and
+:class:`EncoderStack` raise a ValueError naming x. NaN and inf are not checked, as in PyTorch.
+A LayerNorm spreads one over all features of its position, and attention spreads it to every
+query, even in a causal stack: a query's weight for a later position is exactly 0, but
+0 * NaN = NaN in the product with the values (:mod:`longdep.models.attention`; the tests check
+it).
 """
 
 import math
@@ -36,62 +39,63 @@ COPIED = [f"{module}.{kind}" for module in ("linear1", "linear2", "norm1", "norm
           for kind in ("weight", "bias")]
 
 
-def torch_layer_options(layer: nn.TransformerEncoderLayer) -> dict[str, tuple]:
-    """The options of a torch encoder layer that :meth:`EncoderLayer.from_torch` needs, each as
-    (its value, the value needed)."""
+def torch_layer_arguments(layer) -> tuple:
+    """(d_model, num_heads, d_ff, dropout, norm_first) of a
+    :class:`torch.nn.TransformerEncoderLayer`, once checked that :meth:`EncoderLayer.from_torch`
+    can copy it (else a ``ValueError`` names the first option it cannot)."""
+    check.torch_module(layer, nn.TransformerEncoderLayer)
     activation = {1: "relu", 2: "gelu"}.get(layer.activation_relu_or_gelu, layer.activation)
-    return dict(batch_first=(layer.self_attn.batch_first, True), activation=(activation, "relu"),
-                bias=(layer.linear1.bias is not None, True),
-                layer_norm_eps=(layer.norm1.eps, 1e-5))
+    check.options(layer, batch_first=(layer.self_attn.batch_first, True),
+                  activation=(activation, "relu"), bias=(layer.linear1.bias is not None, True),
+                  layer_norm_eps=(layer.norm1.eps, 1e-5))
+    return (layer.self_attn.embed_dim, layer.self_attn.num_heads, layer.linear1.out_features,
+            layer.dropout.p, layer.norm_first)
+
+
+def last_query(mask: Tensor | None) -> Tensor | None:
+    """The mask of the last query alone: the last row of a (..., time, time) mask; a mask of
+    one row, (..., 1, time) or (time,), is every query's already."""
+    return mask if mask is None or mask.dim() < 2 else mask[..., -1:, :]
 
 
 class EncoderLayer(nn.Module):
-    """One encoder layer (Chapter 4, "Residual connections and layer normalisation"); submodules
-    named as in :class:`torch.nn.TransformerEncoderLayer` (self_attn, linear1, norm1, ...)."""
+    """One encoder layer (Chapter 4, "Residual connections and layer normalisation"), named as
+    :class:`torch.nn.TransformerEncoderLayer`'s; ``self_attn`` may be another token mixer."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
-                 norm_first: bool = False):
+                 norm_first: bool = False, self_attn: nn.Module | None = None):
         super().__init__()
-        check.positive(d_ff=d_ff)
+        check.positive(d_model=d_model, d_ff=d_ff)
+        check.probability(dropout=dropout)
+        check.flags(norm_first=norm_first)
         self.d_model, self.norm_first = d_model, norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout) if self_attn is None \
+            else check.instance(self_attn, "self_attn", nn.Module)
         self.linear1, self.linear2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
         self.dropout, self.dropout1, self.dropout2 = (nn.Dropout(dropout) for _ in range(3))
 
-    def attention_block(self, x: Tensor, mask: Tensor | None, last_only: bool = False) -> Tensor:
-        query = x[:, -1:] if last_only else x  # the last position asks, all positions answer
-        return self.dropout1(self.self_attn(query, x, x, mask)[0])
-
     def feed_forward_block(self, x: Tensor) -> Tensor:
         return self.dropout2(self.linear2(self.dropout(torch.relu(self.linear1(x)))))
 
+    @check.overflow_checked
     def forward(self, x: Tensor, mask: Tensor | None = None, last_only: bool = False) -> Tensor:
-        """x (batch, time, d_model) -> the same; mask as in :meth:`MultiHeadAttention.forward`.
-
-        With ``last_only`` only the last position's output is computed, (batch, 1, d_model):
-        its query attends to every position, and the feed-forward network runs once. It equals
-        the last row of the full output to round-off, at about 1 / time of the cost of the
-        attention scores and of everything after them.
-        """
+        """x (batch, time, d_model) -> the same, mask as in :meth:`MultiHeadAttention.forward`;
+        with ``last_only`` only the last position asks: (batch, 1, d_model), the last row."""
         check.sequence(x, self.d_model, like=self.linear1.weight)
-        if last_only and mask is not None:
-            mask = mask[..., -1:, :]  # the last query's row
-        last = x[:, -1:] if last_only else x
-        if self.norm_first:  # Pre-LN
-            x = last + self.attention_block(self.norm1(x), mask, last_only)
-            return x + self.feed_forward_block(self.norm2(x))
-        x = self.norm1(last + self.attention_block(x, mask, last_only))  # Post-LN
-        return self.norm2(x + self.feed_forward_block(x))
+        keys = self.norm1(x) if self.norm_first else x
+        query, mask = (keys[:, -1:], last_query(mask)) if last_only else (keys, mask)
+        mixed = self.dropout1(self.self_attn(query, keys, keys, mask)[0])  # the residual branch
+        y = (x[:, -1:] if last_only else x) + mixed
+        if self.norm_first:  # Pre-LN: x + F(LN(x))
+            return y + self.feed_forward_block(self.norm2(y))
+        y = self.norm1(y)  # Post-LN: LN(x + F(x))
+        return self.norm2(y + self.feed_forward_block(y))
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "EncoderLayer":
         """A copy of a :class:`torch.nn.TransformerEncoderLayer` (batch_first=True, relu)."""
-        check.torch_module(layer, nn.TransformerEncoderLayer)
-        check.options(layer, **torch_layer_options(layer))
-        model = cls(layer.self_attn.embed_dim, layer.self_attn.num_heads,
-                    layer.linear1.out_features, layer.dropout.p, layer.norm_first)
-        model.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
+        model = cls(*torch_layer_arguments(layer), MultiHeadAttention.from_torch(layer.self_attn))
         return check.copy_parameters(model, {name: layer.get_parameter(name) for name in COPIED})
 
 
@@ -103,7 +107,9 @@ class EncoderStack(nn.Module):
     ``core`` of :func:`longdep.experiments.key_recall.train_key_recall`; ``input_size`` (default
     d_model) other than d_model adds a linear input projection. With ``causal=True`` position t
     sees only positions 0 .. t. Pre-LN needs the final LayerNorm: its residual stream is a sum of
-    layer outputs that is never normalised otherwise.
+    layer outputs that is never normalised otherwise. ``mixer``, a function of no arguments,
+    makes each layer's token mixer in place of multi-head attention
+    (:func:`longdep.models.mixers.mixer_stack`).
 
     With ``last_only=True`` the stack returns only the last position, (batch, 1, d_model), all
     that a classifier of the last step reads (:class:`longdep.models.heads.LastStepClassifier`):
@@ -112,44 +118,53 @@ class EncoderStack(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int, num_layers: int, d_ff: int, max_len: int,
                  dropout: float = 0.0, norm_first: bool = False, causal: bool = False,
-                 input_size: int | None = None, last_only: bool = False):
+                 input_size: int | None = None, last_only: bool = False, mixer=None):
         super().__init__()
         self.input_size = d_model if input_size is None else input_size
         check.positive(d_model=d_model, num_layers=num_layers, input_size=self.input_size)
+        check.flags(norm_first=norm_first, causal=causal, last_only=last_only)
+        check.probability(dropout=dropout)
+        if mixer is not None:
+            check.callables(mixer=mixer)
         self.d_model, self.causal, self.last_only = d_model, causal, last_only
         self.input_projection = (nn.Identity() if self.input_size == d_model
                                  else nn.Linear(self.input_size, d_model))
         self.positional_encoding = PositionalEncoding(d_model, max_len)
         self.dropout = nn.Dropout(dropout)
         self.layers = nn.ModuleList(
-            EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first) for _ in range(num_layers)
-        )
+            EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, mixer and mixer())
+            for _ in range(num_layers))
         self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
+    def attention_mask(self, x: Tensor, mask: Tensor | None) -> Tensor | None:
+        """The checked mask for x (batch, time, d_model), and-ed with the causal mask if
+        ``causal``."""
+        if mask is not None:
+            check.mask(mask, (x.size(0), x.size(1), x.size(1)), "(batch, time, time)", x)
+        if not self.causal:
+            return mask
+        causal = causal_mask(x.size(1), x.device)  # (time, time)
+        return causal if mask is None else mask & causal
+
+    @check.overflow_checked
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         """x (batch, time, input_size) -> (batch, time, d_model), or (batch, 1, d_model) if
         ``last_only``; mask boolean, True = may attend, broadcastable to (batch, time, time),
         and-ed with the causal mask if ``causal``."""
         check.sequence(x, self.input_size, like=self.layers[0].linear1.weight)
-        x = self.input_projection(x)  # (batch, time, d_model)
-        x = self.dropout(self.positional_encoding(x))
-        for x in self.layer_outputs(x, mask, self.last_only):
-            pass
-        return self.final_norm(x)
+        h = self.dropout(self.positional_encoding(self.input_projection(x)))  # (b, t, d_model)
+        mask = self.attention_mask(h, mask)
+        for layer in self.layers:
+            h = layer(h, mask, self.last_only and layer is self.layers[-1])
+        return self.final_norm(h)
 
-    def layer_outputs(self, x: Tensor, mask: Tensor | None = None, last_only: bool = False):
+    def layer_outputs(self, x: Tensor, mask: Tensor | None = None):
         """Yield the output (batch, time, d_model) of every layer in turn, for x already embedded
-        and positioned; mask as in :meth:`forward` (Chapter 6 measures each layer's reach).
-        With ``last_only`` the last layer yields only the last position
-        (:meth:`EncoderLayer.forward`)."""
+        and positioned; mask as in :meth:`forward` (Chapter 6 measures each layer's reach)."""
         check.sequence(x, self.d_model, like=self.layers[0].linear1.weight)
-        if mask is not None:
-            check.mask(mask, (x.size(0), x.size(1), x.size(1)), "(batch, time, time)", x)
-        if self.causal:
-            causal = causal_mask(x.size(1), x.device)  # (time, time)
-            mask = causal if mask is None else mask & causal
-        for index, layer in enumerate(self.layers):
-            x = layer(x, mask, last_only and index == len(self.layers) - 1)
+        mask = self.attention_mask(x, mask)
+        for layer in self.layers:
+            x = layer(x, mask)
             yield x
 
 
@@ -217,6 +232,10 @@ class NextTokenModel(nn.Module):
         super().__init__()
         check.instance(encoder, "encoder", nn.Module)
         check.instance(head, "head", nn.Module)
+        width, reads = getattr(encoder, "d_model", None), getattr(head, "in_features", None)
+        if width is not None and reads is not None and width != reads:
+            raise ValueError(f"the encoder gives d_model={width} features, but the head reads "
+                             f"in_features={reads}: the two must be equal")
         self.encoder, self.head = encoder, head
 
     def forward(self, tokens: Tensor, mask: Tensor | None = None) -> Tensor:

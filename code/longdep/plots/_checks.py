@@ -112,3 +112,55 @@ def check_array_pairs(x, name: str, parts: tuple[str, str], dims: str, most: int
         if np.shape(pair[0]) != np.shape(pair[1]):
             raise ValueError(f"{name}[{label!r}]: {parts[0]} {np.shape(pair[0])} and "
                              f"{parts[1]} {np.shape(pair[1])} must have one shape {dims}")
+
+
+def check_curves(name: str, curves, length: int | None = None, dims: int = 1,
+                 allow_empty: bool = False) -> None:
+    """Raise unless ``curves`` is a dict (non-empty unless ``allow_empty``) of label -> array of
+    ``dims`` dimensions, none of them empty, each of ``length`` entries along its last axis
+    when given (the curves of the figures of Chapters 3, 4 and 6)."""
+    if not isinstance(curves, dict):
+        raise TypeError(f"{name} must be a dict of label -> array, got {describe(curves)}")
+    if not curves and not allow_empty:
+        raise ValueError(f"{name} must hold at least one curve, got an empty dict")
+    for key, values in curves.items():
+        shape = np.shape(values)
+        if len(shape) != dims or (length is not None and shape[-1] != length) or 0 in shape:
+            expected = f"{dims} dimension(s)" + (f", {length} along the last" if length else "")
+            raise ValueError(f"{name}[{key!r}] must be a non-empty array of {expected}, "
+                             f"got shape {shape}")
+
+
+def check_profiles(name: str, profiles) -> None:
+    """Raise unless ``profiles`` maps each depth L (an int) to L positive finite numbers (the
+    gradient profiles of Chapter 5)."""
+    if not isinstance(profiles, dict) or not profiles:
+        raise TypeError(f"{name} must be a non-empty dict {{depth: (depth,) array}}, got "
+                        f"{type(profiles).__name__}")
+    for depth, values in profiles.items():
+        values = np.asarray(values, dtype=float)
+        if not isinstance(depth, (int, np.integer)) or values.shape != (depth,):
+            raise ValueError(f"{name}[{depth!r}] must have shape ({depth},), "
+                             f"got {values.shape}")
+        if not (np.isfinite(values).all() and (values > 0).all()):
+            raise ValueError(f"{name}[{depth!r}] must be positive and finite, "
+                             f"got {values.tolist()}")
+
+
+# The book's languages, English and simplified Chinese (longdep.book names them too).
+LANGUAGES = ("en", "zh")
+
+
+def check_language(language) -> None:
+    """Raise unless ``language`` is one of the book's languages, "en" or "zh"."""
+    if not isinstance(language, str):
+        raise TypeError(f"language must be a str, 'en' or 'zh', got {describe(language)}")
+    if language not in LANGUAGES:
+        raise ValueError(f"language must be 'en' or 'zh', got {language!r}")
+
+
+def check_words(**texts) -> None:
+    """Raise a ``TypeError`` unless every keyword's value is a str (a figure's text)."""
+    for name, text in texts.items():
+        if not isinstance(text, str):
+            raise TypeError(f"{name} must be a str (a figure's text), got {describe(text)}")

@@ -1,11 +1,15 @@
-"""Chapter 4's figures: the score scale, path lengths, gradient over distance, residual paths."""
+"""Chapter 4's figures: the score scale, path lengths, gradient over distance, residual paths.
+
+Each is drawn in the language chosen at call time (longdep.plots.style.words; a layer's or a
+model's name may be a str or a longdep.book.Bilingual) and says what it shows in its alt text.
+"""
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-from longdep.plots.efficient import check_curves
-from longdep.plots.style import _plain_log_ticks, closed_for_display
+from longdep.plots._checks import check_curves
+from longdep.plots.style import _plain_log_ticks, closed_for_display, joined, localised, words
 
 
 def plot_score_scaling(widths, variances: dict[str, list[float]],
@@ -26,22 +30,43 @@ def plot_score_scaling(widths, variances: dict[str, list[float]],
         raise ValueError(f"keys must be a positive int, got {keys!r}")
     widths = np.asarray(widths)
     fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.4), layout="constrained")
-    styles = {"unscaled": dict(marker="o", label=r"$q \cdot k$"),
-              "scaled": dict(marker="s", label=r"$q \cdot k / \sqrt{d_k}$")}
-    axes[0].plot(widths, widths, ":", color="0.4", label="$d_k$")
+    styles = {"unscaled": {"marker": "o", "label": r"$q \cdot k$"},
+              "scaled": {"marker": "s", "label": r"$q \cdot k / \sqrt{d_k}$"}}
+    axes[0].plot(widths, widths, ":", color="0.4", label="$d_k$")  # math: in every language
     for name, style in styles.items():
         axes[0].plot(widths, variances[name], **style)
         axes[1].plot(widths, max_weights[name], **style)
         axes[2].plot(widths, jacobian_norms[name], **style)
-    axes[0].set(yscale="log", ylabel="variance of the score", title="score variance")
-    axes[1].axhline(1 / keys, color="0.4", linestyle=":", label=f"uniform, 1/{keys}")
-    axes[1].set(ylim=(0, 1.05), ylabel="mean largest weight", title="softmax saturation")
-    axes[2].set(yscale="log", ylabel=r"mean $\|\mathrm{diag}(w) - w w^\top\|_F$",
-                title="gradient through the softmax")
+    axes[0].set(yscale="log", ylabel=words("variance of the score", "得分的方差"),
+                title=words("score variance", "得分方差"))
+    axes[1].axhline(1 / keys, color="0.4", linestyle=":",
+                    label=words(f"uniform, 1/{keys}", f"均匀，1/{keys}"))
+    axes[1].set(ylim=(0, 1.05), ylabel=words("mean largest weight", "最大权重的均值"),
+                title=words("softmax saturation", "softmax 饱和"))
+    axes[2].set(yscale="log", ylabel=words(r"mean $\|\mathrm{diag}(w) - w w^\top\|_F$",
+                                           r"$\|\mathrm{diag}(w) - w w^\top\|_F$ 的均值"),
+                title=words("gradient through the softmax", "穿过 softmax 的梯度"))
     for ax in axes:
-        ax.set(xscale="log", xlabel="key width $d_k$")
+        ax.set(xscale="log", xlabel=words("key width $d_k$", "键的宽度 $d_k$"))
         ax.legend()
-    return closed_for_display(fig)
+    top = f"{widths[-1]:g}"
+    values = {name: words(f"{name}: variance {variances[name][-1]:.2g}, largest weight "
+                          f"{max_weights[name][-1]:.2f}, Jacobian norm "
+                          f"{jacobian_norms[name][-1]:.2g}",
+                          f"{'未缩放' if name == 'unscaled' else '缩放后'}：方差 "
+                          f"{variances[name][-1]:.2g}，最大权重 {max_weights[name][-1]:.2f}，"
+                          f"雅可比范数 {jacobian_norms[name][-1]:.2g}")
+              for name in ("unscaled", "scaled")}
+    return closed_for_display(fig, alt=words(
+        f"Three panels against the key width d_k from {widths[0]:g} to {top} (log axis), for "
+        f"the unscaled score q.k and the scaled one q.k/sqrt(d_k): the variance of the score "
+        f"(with the line d_k dotted), the mean largest softmax weight over {keys} keys (with "
+        f"the uniform weight 1/{keys} dotted) and the mean norm of the softmax Jacobian. At "
+        f"d_k = {top}: {values['unscaled']}; {values['scaled']}.",
+        f"三幅图，横轴为键的宽度 d_k（{widths[0]:g} 到 {top}，对数坐标），分别对应未缩放的得分 "
+        f"q.k 和缩放后的得分 q.k/sqrt(d_k)：得分的方差（点线为 d_k）、{keys} 个键上 softmax "
+        f"最大权重的均值（点线为均匀权重 1/{keys}）、softmax 雅可比矩阵范数的均值。在 d_k = "
+        f"{top} 处：{values['unscaled']}；{values['scaled']}。"))
 
 
 def plot_path_lengths(steps, measured: dict[str, list[int]], predicted: dict[str, list[int]],
@@ -62,20 +87,37 @@ def plot_path_lengths(steps, measured: dict[str, list[int]], predicted: dict[str
     colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
     for colour, kind in zip(colours, measured):
         left.plot(steps, predicted[kind], color=colour, linewidth=1, alpha=0.7)
-        left.plot(steps, measured[kind], "o", color=colour, label=kind)
-    left.set(xscale="log", yscale="log", xlabel="sequence length n (positions)",
-             ylabel="fewest layers", title="first input to last output")
+        left.plot(steps, measured[kind], "o", color=colour, label=localised(kind))
+    length = words("sequence length n (positions)", "序列长度 n（位置数）")
+    left.set(xscale="log", yscale="log", xlabel=length, ylabel=words("fewest layers", "最少层数"),
+             title=words("first input to last output", "从第一个输入到最后一个输出"))
     _plain_log_ticks(left, steps)
-    left.legend(title="dots measured, lines predicted", fontsize=8, title_fontsize=8)
+    left.legend(title=words("dots measured, lines predicted", "点为测量值，线为预测值"),
+                fontsize=8, title_fontsize=8)
     for colour, (kind, counts) in zip(colours, flops.items()):
-        right.plot(flop_steps, counts, marker="o", markersize=3, color=colour, label=kind)
+        right.plot(flop_steps, counts, marker="o", markersize=3, color=colour,
+                   label=localised(kind))
     width = rf"$d_{{\mathrm{{model}}}}$ = {features}"
     right.axvline(features, color="0.4", linestyle=":", label=f"n = {width}")
-    right.set(xscale="log", yscale="log", xlabel="sequence length n (positions)",
-              ylabel="FLOPs of one layer", title=f"cost of one layer, {width}")
+    right.set(xscale="log", yscale="log", xlabel=length,
+              ylabel=words("FLOPs of one layer", "一层的 FLOPs"),
+              title=words(f"cost of one layer, {width}", f"一层的代价，{width}"))
     _plain_log_ticks(right, flop_steps)
     right.legend(fontsize=8)
-    return closed_for_display(fig)
+    layers = joined((f"{localised(kind)} {int(measured[kind][-1])}" for kind in measured),
+                    clauses=True)
+    costs = joined((f"{localised(kind)} {int(counts[-1]):.2e}" for kind, counts in flops.items()),
+                   clauses=True)
+    return closed_for_display(fig, alt=words(
+        f"Two log-log panels against the sequence length n. Left: the fewest layers after "
+        f"which the last output depends on the first input, measured (dots) and predicted "
+        f"(lines), for n from {steps[0]} to {steps[-1]}; at n = {steps[-1]}: {layers}. Right: "
+        f"the counted FLOPs of one layer of width {features}, for n from {flop_steps[0]} to "
+        f"{flop_steps[-1]}; at n = {flop_steps[-1]}: {costs}.",
+        f"两幅双对数坐标图，横轴为序列长度 n。左图：最后一个输出开始依赖第一个输入所需的最少层数，"
+        f"点为测量值，线为预测值，n 从 {steps[0]} 到 {steps[-1]}；n = {steps[-1]} 时：{layers}。"
+        f"右图：宽度为 {features} 的一层计数得到的 FLOPs，n 从 {flop_steps[0]} 到 "
+        f"{flop_steps[-1]}；n = {flop_steps[-1]} 时：{costs}。"))
 
 
 def plot_distance_profiles(profiles: dict[str, np.ndarray], dilution: dict[int, np.ndarray]):
@@ -92,19 +134,43 @@ def plot_distance_profiles(profiles: dict[str, np.ndarray], dilution: dict[int, 
             raise ValueError(f"dilution[{steps}] must hold {steps} norms, got {len(norms)}")
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     for name, norms in profiles.items():
-        left.plot(np.arange(len(norms)), norms[::-1], label=name)
-    left.set(yscale="log", xlabel="distance T - 1 - k (positions)",
+        left.plot(np.arange(len(norms)), norms[::-1], label=localised(name))
+    length = len(next(iter(profiles.values())))
+    left.set(yscale="log", xlabel=words("distance T - 1 - k (positions)",
+                                        "距离 T - 1 - k（位置数）"),
              ylabel=r"$\|\partial L / \partial x_k\|$",
-             title=f"one sequence, T = {len(next(iter(profiles.values())))}")
+             title=words(f"one sequence, T = {length}", f"一个序列，T = {length}"))
     left.legend()
     for steps, norms in dilution.items():
         distance = np.arange(steps)
         right.plot(distance / steps, steps * norms[::-1], ".", markersize=3, label=f"T = {steps}")
-    right.set(yscale="log", xlabel="relative distance (T - 1 - k) / T",
+    right.set(yscale="log", xlabel=words("relative distance (T - 1 - k) / T",
+                                         "相对距离 (T - 1 - k) / T"),
               ylabel=r"$T \cdot \|\partial L / \partial x_k\|$",
-              title="causal Transformer: gradient times length")
+              title=words("causal Transformer: gradient times length",
+                          "因果 Transformer：梯度乘以长度"))
     right.legend(markerscale=3)
-    return closed_for_display(fig)
+    return closed_for_display(fig, alt=_distance_alt(profiles, dilution))
+
+
+def _distance_alt(profiles: dict, dilution: dict) -> str:
+    """What plot_distance_profiles shows: each model's gradient at the largest distance
+    relative to distance 1, and each length's mean of T ||dL/dx_k|| over k < T - 1."""
+    length = len(next(iter(profiles.values())))
+    far = joined((f"{localised(name)} {norms[0] / norms[-2]:.1e}"
+                  for name, norms in profiles.items()), clauses=True)
+    shares = joined((f"T = {steps}: {steps * norms[:-1].mean():.2f}"
+                     for steps, norms in dilution.items()), clauses=True)
+    return words(
+        f"Two panels on log axes. Left: the gradient of the last output with respect to each "
+        f"input position against the distance from the end, one sequence of {length} "
+        f"positions; at distance {length - 1} it is, relative to distance 1: {far}. Right: the "
+        f"causal Transformer's gradient times the length T against the relative distance; its "
+        f"mean over the positions before the last is {shares}.",
+        f"两幅图，对数坐标。左图：一个长 {length} 的序列上，最后一个输出关于每个输入位置的梯度随"
+        f"到末尾距离的变化；在距离 {length - 1} 处，它相对于距离 1 处的值为：{far}。右图：因果 "
+        f"Transformer 的梯度乘以长度 T，随相对距离的变化；最后一个位置之前各位置上的均值为："
+        f"{shares}。")
 
 
 def plot_residual_paths(skip: dict[str, np.ndarray], full: dict[str, np.ndarray]):
@@ -118,19 +184,40 @@ def plot_residual_paths(skip: dict[str, np.ndarray], full: dict[str, np.ndarray]
     check_curves("skip", skip)
     check_curves("full", full)
     for label in [*skip, *full]:
-        if not isinstance(label, str) or not label.startswith(("Post-LN, ", "Pre-LN, ")):
+        if not localised(label, "en").startswith(("Post-LN, ", "Pre-LN, ")):
             raise ValueError(f"labels must read 'Post-LN, <init>' or 'Pre-LN, <init>', "
                              f"got {label!r}")
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, layout="constrained")
-    titles = ("skip connections only", "full gradient")
+    titles = (words("skip connections only", "只经过跳跃连接"), words("full gradient", "完整梯度"))
     colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
-    inits = list(dict.fromkeys(label.split(", ")[-1] for label in skip))
+
+    def init(label) -> str:
+        return localised(label, "en").split(", ")[-1]
+
+    inits = list(dict.fromkeys(init(label) for label in skip))
     for ax, curves, title in zip(axes, (skip, full), titles):
         for label, norms in curves.items():
-            colour = colours[inits.index(label.split(", ")[-1])]
-            style = "--" if label.startswith("Pre-LN") else "-"
-            ax.plot(np.arange(len(norms)), norms[::-1], style, color=colour, label=label)
-        ax.set(yscale="log", xlabel="layers crossed by the gradient", title=title)
-    axes[0].set_ylabel(r"$\|\partial L / \partial h_l\|$ at the input of layer $l$")
+            colour = colours[inits.index(init(label))]
+            style = "--" if localised(label, "en").startswith("Pre-LN") else "-"
+            ax.plot(np.arange(len(norms)), norms[::-1], style, color=colour,
+                    label=localised(label))
+        ax.set(yscale="log", xlabel=words("layers crossed by the gradient", "梯度穿过的层数"),
+               title=title)
+    axes[0].set_ylabel(words(r"$\|\partial L / \partial h_l\|$ at the input of layer $l$",
+                             r"第 $l$ 层输入处的 $\|\partial L / \partial h_l\|$"))
     axes[1].legend()
-    return closed_for_display(fig)
+
+    def ratios(curves: dict) -> str:
+        return joined((f"{localised(label)} {norms[0] / norms[-1]:.2g}"
+                       for label, norms in curves.items()), clauses=True)
+
+    layers = len(next(iter(skip.values()))) - 1
+    return closed_for_display(fig, alt=words(
+        f"Two panels on log axes of the gradient at the input of each layer of a stack of "
+        f"{layers} layers, against the number of layers it has crossed; Pre-LN dashed, one "
+        f"colour per initialisation. The gradient at the stack's input over the one at its "
+        f"output: through the skip connections only, {ratios(skip)}; in full, "
+        f"{ratios(full)}.",
+        f"两幅图，对数坐标，显示一个 {layers} 层的堆叠中每一层输入处的梯度随它穿过的层数的变化；"
+        f"Pre-LN 为虚线，每种初始化一种颜色。堆叠输入处的梯度与输出处梯度之比：只经过跳跃连接时，"
+        f"{ratios(skip)}；完整梯度，{ratios(full)}。"))

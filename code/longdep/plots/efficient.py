@@ -1,25 +1,15 @@
-"""Chapter 6's figures: attention cost, sparse masks, Performer's error, gradients of every model."""
+"""Chapter 6's figures: attention cost, sparse masks, Performer's error, gradients of every
+model, MQAR.
+
+Each is drawn in the language chosen at call time (longdep.plots.style.words; a name may be a
+str or a longdep.book.Bilingual) and says what it shows in its alt text.
+"""
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from longdep.plots.style import closed_for_display
-
-
-def check_curves(name: str, curves, length: int | None = None, dims: int = 1) -> None:
-    """Raise a clear TypeError or ValueError unless ``curves`` is a non-empty dict of arrays
-    with ``dims`` dimensions, each of ``length`` entries along its last axis when given (the
-    argument checks of the figures of Chapters 4 and 6)."""
-    if not isinstance(curves, dict):
-        raise TypeError(f"{name} must be a dict of arrays, got {type(curves).__name__}")
-    if not curves:
-        raise ValueError(f"{name} must hold at least one curve, got an empty dict")
-    for key, values in curves.items():
-        shape = np.shape(values)
-        if len(shape) != dims or (length is not None and shape[-1] != length) or 0 in shape:
-            expected = f"{dims} dimension(s)" + (f", {length} along the last" if length else "")
-            raise ValueError(f"{name}[{key!r}] must be a non-empty array of {expected}, "
-                             f"got shape {shape}")
+from longdep.plots._checks import check_curves
+from longdep.plots.style import closed_for_display, joined, localised, words
 
 
 # Chapter 6 figures
@@ -39,23 +29,39 @@ def plot_attention_cost(lengths: list[int], flops: dict[str, list[int]],
                          f"{list(time_slopes)}")
     fig, (counted, memory, timed) = plt.subplots(1, 3, figsize=(11, 3.6), layout="constrained")
     for kind, counts in flops.items():
-        style = "s--" if "fused" in kind else "o-"  # dashed: it lies on softmax's FLOPs
-        (line,) = counted.loglog(lengths, counts, style, label=kind)
-        memory.loglog(lengths, megabytes[kind], style, color=line.get_color(), label=kind)
+        # dashed: it lies on softmax's FLOPs
+        style = "s--" if "fused" in localised(kind, "en") else "o-"
+        (line,) = counted.loglog(lengths, counts, style, label=localised(kind))
+        memory.loglog(lengths, megabytes[kind], style, color=line.get_color(),
+                      label=localised(kind))
         timed.loglog(lengths, np.asarray(seconds[kind]) * 1e3, style, color=line.get_color(),
-                     label=f"{kind} (slope {time_slopes[kind]:.1f})")
+                     label=words(f"{localised(kind)} (slope {time_slopes[kind]:.1f})",
+                                 f"{localised(kind)}（斜率 {time_slopes[kind]:.1f}）"))
     for ax, values in ((counted, flops), (memory, megabytes)):
         _slope_references(ax, lengths, values)
-    counted.set_title("FLOPs of the matrix products (counted)")
+    counted.set_title(words("FLOPs of the matrix products (counted)", "矩阵乘积的 FLOPs（计数）"))
     counted.set_ylabel("FLOPs")
-    memory.set_title("peak memory allocated (counted)")
+    memory.set_title(words("peak memory allocated (counted)", "分配内存的峰值（计数）"))
     memory.set_ylabel("MiB")
-    timed.set_title("time of one call (measured, this run)")
-    timed.set_ylabel("milliseconds")
+    timed.set_title(words("time of one call (measured, this run)", "一次调用的时间（本次运行测得）"))
+    timed.set_ylabel(words("milliseconds", "毫秒"))
     for ax in (counted, memory, timed):
-        ax.set_xlabel("sequence length T (tokens)")
+        ax.set_xlabel(words("sequence length T (tokens)", "序列长度 T（词元数）"))
         ax.legend(fontsize=8)
-    return closed_for_display(fig)
+    # the times differ from run to run and never decide text: only the counts are described
+    longest = lengths[-1]
+    counts = joined((words(f"{localised(kind)} {flops[kind][-1]:.2e} FLOPs and "
+                           f"{megabytes[kind][-1]:.3g} MiB",
+                           f"{localised(kind)} {flops[kind][-1]:.2e} FLOPs、"
+                           f"{megabytes[kind][-1]:.3g} MiB") for kind in flops), clauses=True)
+    return closed_for_display(fig, alt=words(
+        f"Three log-log panels against the sequence length T from {lengths[0]} to {longest}, "
+        f"one line per kind of attention, with grey reference lines of slope 1 and 2: the "
+        f"counted FLOPs of the matrix products, the counted peak memory, and the time of one "
+        f"call measured in this run. At T = {longest}: {counts}.",
+        f"三幅双对数坐标图，横轴为序列长度 T（{lengths[0]} 到 {longest}），每种注意力一条线，"
+        f"灰色参考线的斜率为 1 和 2：矩阵乘积的 FLOPs 计数、内存峰值计数，以及本次运行测得的一次"
+        f"调用时间。T = {longest} 时：{counts}。"))
 
 
 def _slope_references(ax, lengths: list[int], values: dict[str, list[float]]) -> None:
@@ -64,7 +70,7 @@ def _slope_references(ax, lengths: list[int], values: dict[str, list[float]]) ->
     last = [row[-1] for row in values.values()]
     for power, end, style in ((1, min(last) / 2, ":"), (2, max(last) * 2, "--")):
         ax.loglog(t, end * (t / t[-1]) ** power, color="grey", lw=0.9, ls=style,
-                  label=f"slope {power}")
+                  label=words(f"slope {power}", f"斜率 {power}"))
 
 
 def plot_sparse_masks(masks: dict[str, np.ndarray]):
@@ -76,11 +82,19 @@ def plot_sparse_masks(masks: dict[str, np.ndarray]):
     fig, axes = plt.subplots(1, len(masks), figsize=(2.4 * len(masks), 2.9), layout="constrained")
     for ax, (name, mask) in zip(axes, masks.items()):
         ax.imshow(mask, cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("key position j")
+        ax.set_title(localised(name), fontsize=9)
+        ax.set_xlabel(words("key position j", "键的位置 j"))
         ax.grid(False)
-    axes[0].set_ylabel("query position i")
-    return closed_for_display(fig)
+    axes[0].set_ylabel(words("query position i", "查询的位置 i"))
+    size = len(next(iter(masks.values())))
+    allowed = joined((f"{localised(name)} {int(np.count_nonzero(mask))}"
+                      for name, mask in masks.items()), clauses=True)
+    return closed_for_display(fig, alt=words(
+        f"{len(masks)} attention masks of {size} x {size} positions, query i down and key j "
+        f"across, a dark cell where query i may attend to key j. The number of dark cells: "
+        f"{allowed}.",
+        f"{len(masks)} 个 {size} x {size} 的注意力掩码，纵向为查询 i，横向为键 j，深色格表示查询 "
+        f"i 可以关注键 j。深色格的个数：{allowed}。"))
 
 
 def plot_performer_errors(feature_counts: list[int], errors: dict[str, np.ndarray]):
@@ -93,17 +107,32 @@ def plot_performer_errors(feature_counts: list[int], errors: dict[str, np.ndarra
     counts = np.asarray(feature_counts, dtype=float)
     for name, grid in errors.items():
         median = np.median(grid, axis=1)
-        (line,) = ax.loglog(counts, median, "o-", label=f"{name} (median)")
+        (line,) = ax.loglog(counts, median, "o-", label=words(f"{localised(name)} (median)",
+                                                              f"{localised(name)}（中位数）"))
         ax.scatter(np.repeat(counts, grid.shape[1]), grid.ravel(), s=8, alpha=0.35,
                    color=line.get_color())
     first = np.median(next(iter(errors.values())), axis=1)[0]
     ax.loglog(counts, first * (counts / counts[0]) ** -0.5, "k--", lw=1,
               label=r"$\propto m^{-1/2}$")
-    ax.set_xlabel("number of random features m")
-    ax.set_ylabel("relative error of the output")
-    ax.set_title("Performer (FAVOR+) against exact softmax attention")
+    ax.set_xlabel(words("number of random features m", "随机特征的个数 m"))
+    ax.set_ylabel(words("relative error of the output", "输出的相对误差"))
+    ax.set_title(words("Performer (FAVOR+) against exact softmax attention",
+                       "Performer（FAVOR+）与精确 softmax 注意力的对比"))
     ax.legend()
-    return closed_for_display(fig)
+    # two digits, as Chapter 6 glues the medians
+    ends = joined((words(f"{localised(name)}: from {np.median(grid[0]):.2g} to "
+                         f"{np.median(grid[-1]):.2g}",
+                         f"{localised(name)}：从 {np.median(grid[0]):.2g} 降到 "
+                         f"{np.median(grid[-1]):.2g}") for name, grid in errors.items()),
+                  clauses=True)
+    return closed_for_display(fig, alt=words(
+        f"Log-log plot of the relative error of Performer attention against the number of "
+        f"random features m, from {feature_counts[0]} to {feature_counts[-1]}: a dot per random "
+        f"draw, a line through the medians, and a dashed line proportional to m^(-1/2). The "
+        f"median error, from the fewest features to the most: {ends}.",
+        f"双对数坐标图：Performer 注意力的相对误差随随机特征个数 m（{feature_counts[0]} 到 "
+        f"{feature_counts[-1]}）的变化，每次随机抽取一个点，线连接各中位数，虚线正比于 "
+        f"m^(-1/2)。误差的中位数：{ends}。"))
 
 
 def plot_model_gradients(ratios: dict[str, np.ndarray], reach: int):
@@ -119,41 +148,108 @@ def plot_model_gradients(ratios: dict[str, np.ndarray], reach: int):
         for name, ratio in ratios.items():
             distance = np.arange(len(ratio))
             shown = ratio > 0
-            ax.semilogy(distance[1:][shown[1:]], ratio[1:][shown[1:]], label=name)
+            ax.semilogy(distance[1:][shown[1:]], ratio[1:][shown[1:]], label=localised(name))
         ax.axvline(reach, color="grey", lw=0.8, ls=":")
-        ax.set_xlabel("distance d (steps back from the last position)")
-    whole.annotate(f"window reach {reach}:\nexactly 0 beyond", (reach, 1e-30), xytext=(6, 0),
+        ax.set_xlabel(words("distance d (steps back from the last position)",
+                            "距离 d（从最后一个位置往回数的步数）"))
+    whole.annotate(words(f"window reach {reach}:\nexactly 0 beyond",
+                         f"窗口的覆盖范围 {reach}：\n之外恰好为 0"), (reach, 1e-30), xytext=(6, 0),
                    textcoords="offset points", fontsize=8, color="grey")
     near.set_ylim(1e-5, 1)
     whole.set_ylabel(r"$\|\partial L/\partial x_{T-d}\| \,/\, \|\partial L/\partial x_T\|$")
-    whole.set_title("gradient reaching distance d, at initialisation (float64)")
-    near.set_title("the same, from 1e-5 to 1")
+    whole.set_title(words("gradient reaching distance d, at initialisation (float64)",
+                          "初始化时到达距离 d 的梯度（float64）"))
+    near.set_title(words("the same, from 1e-5 to 1", "同上，1e-5 到 1 之间"))
     whole.legend(fontsize=8, loc="lower left")
-    return closed_for_display(fig)
+    return closed_for_display(fig, alt=_gradients_alt(ratios, reach))
+
+
+def _gradients_alt(ratios: dict, reach: int) -> str:
+    """What plot_model_gradients shows: each model's ratio at the largest distance (two
+    digits, as Chapter 6 glues them), and which curves stop (exact zeros) and where."""
+    far = len(next(iter(ratios.values()))) - 1
+    ends = []
+    for name, ratio in ratios.items():
+        zero = np.flatnonzero(ratio[1:] == 0)
+        ends.append(words(f"{localised(name)} exactly 0 from d = {zero[0] + 1} on",
+                          f"{localised(name)}从 d = {zero[0] + 1} 起恰好为 0")
+                    if zero.size else f"{localised(name)} {ratio[-1]:.2g}")
+    return words(
+        f"Two semi-log panels of the gradient reaching distance d, relative to the last "
+        f"position, for every model at initialisation, d from 1 to {far}; the right panel "
+        f"shows only 1e-5 to 1, and a dotted line marks the window's reach, {reach}. At d = "
+        f"{far}: " + "; ".join(ends) + ".",
+        f"两幅半对数坐标图：初始化时每个模型到达距离 d 的梯度相对于最后一个位置的比值，d 从 1 到 "
+        f"{far}；右图只显示 1e-5 到 1 之间，点线标出窗口的覆盖范围 {reach}。d = {far} 处："
+        + "；".join(ends) + "。")
 
 
 def plot_mqar(pair_counts: list[int], accuracies: dict[str, np.ndarray], chance: float,
-              width: int):
+              width: int, recalled: float | None = None):
     """Chapter 6's MQAR figure: held-out accuracy against the number of key-value pairs, one
     line per model (the mean over seeds, the band from the lowest to the highest seed), with
-    chance marked. ``accuracies`` maps a model's name to a (seeds, len(pair_counts)) array."""
+    chance marked. ``accuracies`` maps a model's name to a (seeds, len(pair_counts)) array.
+    With ``recalled`` (the mean accuracy from which a number of pairs counts as recalled,
+    longdep.experiments.efficient.RECALLED) the alt text says how many pairs each model
+    recalls, the statistic Chapter 6 prints; without, it gives the means at the fewest and
+    the most pairs."""
     check_curves("accuracies", accuracies, len(pair_counts), dims=2)
     if not 0 < chance < 1:
         raise ValueError(f"chance must be between 0 and 1, got {chance!r}")
+    if recalled is not None and not 0 < recalled < 1:
+        raise ValueError(f"recalled must be between 0 and 1, got {recalled!r}")
     fig, ax = plt.subplots(figsize=(6.0, 3.8), layout="constrained")
     pairs = np.asarray(pair_counts, dtype=float)
     for name, grid in accuracies.items():
         grid = np.asarray(grid, dtype=float)
-        (line,) = ax.plot(pairs, grid.mean(axis=0), "o-", label=name)
+        (line,) = ax.plot(pairs, grid.mean(axis=0), "o-", label=localised(name))
         ax.fill_between(pairs, grid.min(axis=0), grid.max(axis=0), color=line.get_color(),
                         alpha=0.2, lw=0)
-    ax.axhline(chance, color="grey", lw=0.9, ls="--", label=f"chance ({chance:g})")
+    ax.axhline(chance, color="grey", lw=0.9, ls="--",
+               label=words(f"chance ({chance:g})", f"随机猜测（{chance:g}）"))
     ax.set_xscale("log", base=2)
     ax.set_xticks(pairs, [f"{p:g}" for p in pair_counts])
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel("key-value pairs to remember")
-    ax.set_ylabel("held-out accuracy on the queries\n(line: mean of seeds, band: range)")
-    ax.set_title(f"multi-query associative recall, one layer of width {width}")
+    ax.set_xlabel(words("key-value pairs to remember", "要记住的键值对数"))
+    ax.set_ylabel(words("held-out accuracy on the queries\n(line: mean of seeds, band: range)",
+                        "查询上的留出集准确率\n（线：种子的均值，带：范围）"))
+    ax.set_title(words(f"multi-query associative recall, one layer of width {width}",
+                       f"多查询联想回忆，一层，宽度 {width}"))
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(0.0, 0.62))
-    return closed_for_display(fig)
+    return closed_for_display(fig, alt=_mqar_alt(pair_counts, accuracies, chance, width,
+                                                 recalled))
+
+
+def _mqar_alt(pair_counts: list[int], accuracies: dict, chance: float, width: int,
+              recalled: float | None) -> str:
+    """What plot_mqar shows: the pairs each model recalls (or its mean accuracy at the fewest
+    and the most pairs), and chance."""
+    results = []
+    for name, grid in accuracies.items():
+        means = np.asarray(grid, dtype=float).mean(axis=0)
+        if recalled is None:
+            results.append(words(
+                f"{localised(name)} {means[0]:.2f} at {pair_counts[0]} pairs, {means[-1]:.2f} at "
+                f"{pair_counts[-1]}",
+                f"{localised(name)}：{pair_counts[0]} 对时 {means[0]:.2f}，{pair_counts[-1]} 对时 "
+                f"{means[-1]:.2f}"))
+            continue
+        counts = [p for p, mean in zip(pair_counts, means) if mean >= recalled]
+        results.append(words(f"{localised(name)} {counts[-1]}", f"{localised(name)} {counts[-1]} 对")
+                       if counts else
+                       words(f"{localised(name)} fewer than {pair_counts[0]}",
+                             f"{localised(name)}不到 {pair_counts[0]} 对"))
+    summary = (words("the mean accuracy over the seeds is ", "各种子的平均准确率为：")
+               if recalled is None else
+               words(f"counting a number of pairs as recalled when the mean accuracy over the "
+                     f"seeds reaches {recalled:g}, the pairs recalled are ",
+                     f"以各种子的平均准确率达到 {recalled:g} 为回忆成功，回忆出的键值对数为："))
+    return words(
+        f"Held-out accuracy of multi-query associative recall with one layer of width {width}, "
+        f"against the number of key-value pairs ({joined(map(str, pair_counts))}, log axis): "
+        f"a line for the mean over the seeds, a band from the lowest to the highest seed, and "
+        f"a dashed line at chance, {chance:g}; {summary}" + "; ".join(results) + ".",
+        f"宽度为 {width} 的一层模型做多查询联想回忆的留出集准确率，随键值对数"
+        f"（{joined(map(str, pair_counts))}，对数坐标）的变化：线为各种子的均值，带为最低到最高的"
+        f"种子，虚线是随机猜测的水平 {chance:g}；{summary}" + "；".join(results) + "。")
 

@@ -1,21 +1,16 @@
-"""Chapter 3's figures: LSTM gradients over distance, key-recall accuracy, sequential cost."""
+"""Chapter 3's figures: LSTM gradients over distance, key-recall accuracy, sequential cost.
+
+Each is drawn in the language chosen at call time (longdep.plots.style.words; a model's name
+may be a str or a longdep.book.Bilingual) and says what it shows in its alt text.
+"""
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from longdep.plots.style import closed_for_display
+from longdep.plots._checks import check_curves
+from longdep.plots.style import closed_for_display, joined, localised, words
 
 EXTRA_COLOURS = ["#a0522d", "#9acd32", "#8a2be2"]  # after the style's cycle: brown, green, violet
-
-
-def check_curves(name: str, curves) -> None:
-    """Raise a ``TypeError`` unless ``curves`` is a dict of label -> 1-d array."""
-    if not isinstance(curves, dict):
-        raise TypeError(f"{name} must be a dict of label -> array, got {type(curves).__name__}")
-    for label, values in curves.items():
-        if np.ndim(values) != 1:
-            raise ValueError(f"{name}[{label!r}] must be a 1-d array, got shape "
-                             f"{np.shape(values)}")
 
 
 # Chapter 3 figures
@@ -31,7 +26,7 @@ def plot_lstm_gradients(distances, measured: dict[str, np.ndarray],
     colour, so every model has one colour across both panels. Arrays are indexed by distance.
     """
     check_curves("measured", measured)
-    check_curves("cell_path", cell_path)
+    check_curves("cell_path", cell_path, allow_empty=True)
     check_curves("scaled", scaled)
     if scaled_model not in measured:
         raise ValueError(f"scaled_model must be a label of measured {list(measured)}, "
@@ -41,24 +36,55 @@ def plot_lstm_gradients(distances, measured: dict[str, np.ndarray],
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colour_of = dict(zip(measured, colours))
     for label, norms in measured.items():
-        left.plot(distances, norms, color=colour_of[label], label=label)
+        left.plot(distances, norms, color=colour_of[label], label=localised(label))
         if label in cell_path:
             left.plot(distances, cell_path[label], "--", color=colour_of[label], linewidth=1)
     left.plot([], [], "--", color="0.4", linewidth=1,
-              label="dashed: along the cell alone ($h_{t-1}$ detached in the gates)")
-    left.set_title("At initialisation")
+              label=words("dashed: along the cell alone ($h_{t-1}$ detached in the gates)",
+                          "虚线：只沿细胞状态（门中的 $h_{t-1}$ 已分离）"))
+    left.set_title(words("At initialisation", "初始化时"))
     others = iter(colours[len(measured):])
     for k, (label, norms) in enumerate(scaled.items()):
         right.plot(distances, norms, color=colour_of[scaled_model] if k == 0 else next(others),
-                   label=label)
-    right.set_title(rf"{scaled_model}, $W_{{hh}}$ multiplied by s")
+                   label=localised(label))
+    right.set_title(words(rf"{localised(scaled_model)}, $W_{{hh}}$ multiplied by s",
+                          rf"{localised(scaled_model)}，$W_{{hh}}$ 乘以 s"))
     for ax in (left, right):
         ax.set_yscale("log")
-        ax.set_xlabel("distance d between input and loss (steps)")
-        ax.set_ylabel(r"gradient norm $\|\partial L/\partial x_{T-d}\|$")
+        ax.set_xlabel(words("distance d between input and loss (steps)",
+                            "输入与损失之间的距离 d（步）"))
+        ax.set_ylabel(words(r"gradient norm $\|\partial L/\partial x_{T-d}\|$",
+                            r"梯度范数 $\|\partial L/\partial x_{T-d}\|$"))
         ax.legend(loc="lower left", fontsize="small")
     right.yaxis.set_tick_params(labelleft=True)
-    return closed_for_display(fig)
+    return closed_for_display(fig, alt=_lstm_gradients_alt(distances, measured, cell_path,
+                                                           scaled, scaled_model))
+
+
+def _ratios_at_the_end(curves: dict) -> str:
+    """Each curve's last value over its first, "name 1.2e-05", joined."""
+    return joined((f"{localised(label)} {norms[-1] / norms[0]:.1e}"
+                   for label, norms in curves.items()), clauses=True)
+
+
+def _lstm_gradients_alt(distances, measured: dict, cell_path: dict, scaled: dict,
+                        scaled_model) -> str:
+    """What plot_lstm_gradients shows: each curve at the largest distance, relative to its
+    value at distance 0 (one more digit than the figure's decades, as Chapter 3 glues them)."""
+    far = list(distances)[-1]
+    dashed = joined((localised(label) for label in cell_path), clauses=True)
+    return words(
+        f"Two panels of the gradient norm against the distance d from 0 to {far}, on a log "
+        f"axis. Left, at initialisation: at d = {far} the gradient is, relative to d = 0, "
+        f"{_ratios_at_the_end(measured)}"
+        + (f"; dashed, the gradient along the cell alone for {dashed}" if dashed else "")
+        + f". Right: {localised(scaled_model)} with W_hh multiplied by s; at d = {far}: "
+        f"{_ratios_at_the_end(scaled)}.",
+        f"两幅图，对数坐标，显示梯度范数随距离 d（0 到 {far}）的变化。左图为初始化时：在 d = "
+        f"{far} 处，梯度相对于 d = 0 处的值为：{_ratios_at_the_end(measured)}"
+        + (f"；虚线是{dashed}只沿细胞状态的梯度" if dashed else "")
+        + f"。右图：{localised(scaled_model)}，W_hh 乘以 s；在 d = {far} 处："
+        f"{_ratios_at_the_end(scaled)}。")
 
 
 def plot_key_recall_accuracy(distances, accuracies: dict[str, np.ndarray], chance: float,
@@ -84,21 +110,62 @@ def plot_key_recall_accuracy(distances, accuracies: dict[str, np.ndarray], chanc
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"] + EXTRA_COLOURS
     for colour, (label, grid) in zip(colours, accuracies.items()):
         grid = np.asarray(grid)
-        line, = ax.plot(distances, grid.mean(0), marker="o", color=colour, label=label)
+        line, = ax.plot(distances, grid.mean(0), marker="o", color=colour,
+                        label=localised(label))
         for seed_row in grid:
             ax.plot(distances, seed_row, ".", color=line.get_color(), alpha=0.5, markersize=5)
     if bound is not None:
-        ax.plot(distances, bound, "--", color="0.5", label="best order-blind model (exact)")
-    ax.axhline(chance, color="0.4", linestyle=":", label=f"chance ({chance:.3f})")
+        ax.plot(distances, bound, "--", color="0.5",
+                label=words("best order-blind model (exact)", "最好的不看顺序的模型（精确值）"))
+    ax.axhline(chance, color="0.4", linestyle=":",
+               label=words(f"chance ({chance:.3f})", f"随机猜测（{chance:.3f}）"))
     ax.set_xscale("log", base=2)
     ax.set_xticks(distances, [str(d) for d in distances])
     ax.minorticks_off()
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel("distance between key and query (steps)")
-    ax.set_ylabel("held-out accuracy")
-    ax.set_title(title)
+    ax.set_xlabel(words("distance between key and query (steps)", "键与查询之间的距离（步）"))
+    ax.set_ylabel(words("held-out accuracy", "留出集准确率"))
+    ax.set_title(localised(title))
     ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
-    return closed_for_display(fig)
+    return closed_for_display(fig, alt=_key_recall_alt(distances, accuracies, chance, title,
+                                                       bound))
+
+
+def _longest_solved(distances, grid: np.ndarray, threshold: float = 0.95) -> int:
+    """The largest distance up to which every seed reaches ``threshold`` (0 if none), the
+    statistic Chapter 3 glues; a distance a row did not train (NaN) is not solved."""
+    solved = 0
+    for distance, worst in zip(distances, grid.min(0)):
+        if not worst >= threshold:
+            break
+        solved = distance
+    return solved
+
+
+def _key_recall_alt(distances, accuracies: dict, chance: float, title, bound) -> str:
+    """What plot_key_recall_accuracy shows: for each model the largest distance up to which
+    every seed reaches 0.95, and the chance line."""
+    distances = list(distances)
+    models = []
+    for label, grid in accuracies.items():
+        grid = np.asarray(grid, dtype=float)
+        solved = _longest_solved(distances, grid)
+        seeds = words(f"{grid.shape[0]} seed" + ("s" if grid.shape[0] > 1 else ""),
+                      f"{grid.shape[0]} 个种子")
+        models.append(words(f"{localised(label)} ({seeds}) {solved or 'none'}",
+                            f"{localised(label)}（{seeds}）为 {solved}" if solved else
+                            f"{localised(label)}（{seeds}）无"))
+    blind = words("; a dashed grey line, the best order-blind model", "；灰色虚线是最好的不看"
+                  "顺序的模型") if bound is not None else ""
+    return words(
+        f"{localised(title)}. Held-out accuracy against the distance between key and query "
+        f"({joined(map(str, distances))}, log axis), a line for the mean over the seeds and a "
+        f"dot for each seed; a dotted line at chance, {chance:.3f}{blind}. The largest "
+        f"distance up to which every seed reaches 0.95: " + "; ".join(models) + ".",
+        f"{localised(title)}：留出集准确率随键与查询之间距离（{joined(map(str, distances))}，"
+        f"对数坐标）的变化，线为各种子的均值，点为单个种子；点线是随机猜测的水平 "
+        f"{chance:.3f}{blind}。所有种子都达到 0.95 的最远距离（此前各距离也都达到）："
+        + "；".join(models) + "。")
 
 
 def plot_sequential_cost(lengths, seconds: dict[str, list[float]], positions: int):
@@ -106,13 +173,24 @@ def plot_sequential_cost(lengths, seconds: dict[str, list[float]], positions: in
     check_curves("seconds", seconds)
     fig, ax = plt.subplots(layout="constrained")
     for label, values in seconds.items():
-        ax.plot(lengths, 1e3 * np.asarray(values), marker="o", label=label)
+        ax.plot(lengths, 1e3 * np.asarray(values), marker="o", label=localised(label))
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [str(length) for length in lengths])
     ax.minorticks_off()
     ax.set_yscale("log")
-    ax.set_xlabel(f"sequence length T ({positions} positions cut into {positions}/T sequences)")
-    ax.set_ylabel("forward time (ms, best of 3)")
-    ax.set_title("The same work, cut into ever longer sequences")
+    ax.set_xlabel(words(
+        f"sequence length T ({positions} positions cut into {positions}/T sequences)",
+        f"序列长度 T（把 {positions} 个位置切成 {positions}/T 个序列）"))
+    ax.set_ylabel(words("forward time (ms, best of 3)", "前向时间（毫秒，3 次中最快）"))
+    ax.set_title(words("The same work, cut into ever longer sequences",
+                       "同样的工作量，切成越来越长的序列"))
     ax.legend()
-    return closed_for_display(fig)
+    # the times differ from run to run and never decide text: the alt text names the lines only
+    names = joined((localised(label) for label in seconds), clauses=True)
+    return closed_for_display(fig, alt=words(
+        f"Log-log plot of the forward time (milliseconds, best of 3 runs, measured in this "
+        f"run) against the sequence length T from {lengths[0]} to {lengths[-1]}, for the same "
+        f"{positions} positions cut into {positions}/T sequences, one line each for {names}.",
+        f"双对数坐标图：同样的 {positions} 个位置切成 {positions}/T 个序列，前向时间（毫秒，"
+        f"3 次中最快，本次运行测得）随序列长度 T（{lengths[0]} 到 {lengths[-1]}）的变化，"
+        f"{names}各一条线。"))

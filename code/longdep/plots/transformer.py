@@ -1,25 +1,15 @@
-"""Chapter 5's figures: Post-LN and Pre-LN gradient profiles, the depth sweep."""
+"""Chapter 5's figures: Post-LN and Pre-LN gradient profiles, the depth sweep.
+
+Each is drawn in the language chosen at call time (longdep.plots.style.words; a name may be a
+str or a longdep.book.Bilingual) and says what it shows in its alt text.
+"""
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-from longdep.plots.style import _plain_log_ticks, closed_for_display
-
-
-def _check_profiles(name: str, profiles) -> None:
-    """Raise unless ``profiles`` maps each depth L (an int) to L positive finite numbers."""
-    if not isinstance(profiles, dict) or not profiles:
-        raise TypeError(f"{name} must be a non-empty dict {{depth: (depth,) array}}, got "
-                        f"{type(profiles).__name__}")
-    for depth, values in profiles.items():
-        values = np.asarray(values, dtype=float)
-        if not isinstance(depth, (int, np.integer)) or values.shape != (depth,):
-            raise ValueError(f"{name}[{depth!r}] must have shape ({depth},), "
-                             f"got {values.shape}")
-        if not (np.isfinite(values).all() and (values > 0).all()):
-            raise ValueError(f"{name}[{depth!r}] must be positive and finite, "
-                             f"got {values.tolist()}")
+from longdep.plots._checks import check_profiles
+from longdep.plots.style import _plain_log_ticks, closed_for_display, joined, localised, words
 
 
 def plot_ffn_gradient_profiles(inits: dict[str, tuple[dict, dict]]):
@@ -37,8 +27,8 @@ def plot_ffn_gradient_profiles(inits: dict[str, tuple[dict, dict]]):
     for name, pair in inits.items():
         if not (isinstance(pair, tuple) and len(pair) == 2):
             raise TypeError(f"inits[{name!r}] must be a (post, pre) pair of dicts")
-        _check_profiles(f"inits[{name!r}] post", pair[0])
-        _check_profiles(f"inits[{name!r}] pre", pair[1])
+        check_profiles(f"inits[{name!r}] post", pair[0])
+        check_profiles(f"inits[{name!r}] pre", pair[1])
         if list(pair[0]) != list(pair[1]) or list(pair[0]) != list(next(iter(inits.values()))[0]):
             raise ValueError("every profile must have the same depths, in the same order")
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.4), layout="constrained")
@@ -48,11 +38,13 @@ def plot_ffn_gradient_profiles(inits: dict[str, tuple[dict, dict]]):
         layers = np.arange(1, depth + 1)
         left.plot(layers, post[depth], color=colour, label=f"L = {depth}")
         left.plot(layers, pre[depth], "--", color=colour)
-    left.plot([], [], color="0.4", label="Post-LN (solid)")
-    left.plot([], [], "--", color="0.4", label="Pre-LN (dashed)")
-    left.set(yscale="log", xlabel="layer l (1 = nearest the input)",
+    left.plot([], [], color="0.4", label=words("Post-LN (solid)", "Post-LN（实线）"))
+    left.plot([], [], "--", color="0.4", label=words("Pre-LN (dashed)", "Pre-LN（虚线）"))
+    left.set(yscale="log", xlabel=words("layer l (1 = nearest the input)",
+                                        "第 l 层（1 = 最靠近输入）"),
              ylabel=r"$\|\partial L / \partial W_2^{(l)}\|_F$",
-             title=f"each layer at initialisation ({first_name})")
+             title=words(f"each layer at initialisation ({localised(first_name)})",
+                         f"初始化时的每一层（{localised(first_name)}）"))
     left.legend(fontsize=8, ncol=2)
     depths = np.array(list(post))
     markers = "os^v"
@@ -60,16 +52,40 @@ def plot_ffn_gradient_profiles(inits: dict[str, tuple[dict, dict]]):
         for line, label, profiles, colour in (("-", "Post-LN", post, "0.2"),
                                               ("--", "Pre-LN", pre, colours[1])):
             right.plot(depths, [profiles[d][-1] for d in depths], line + marker,
-                       color=colour, label=f"{label}, {name}",
+                       color=colour, label=words(f"{label}, {localised(name)}",
+                                                 f"{label}，{localised(name)}"),
                        fillstyle="full" if marker == "o" else "none")
     pre_first = next(iter(inits.values()))[1]
     reference = pre_first[depths[0]][-1] * np.sqrt(depths[0] / depths)
     right.plot(depths, reference, ":", color="0.5", label=r"$\propto 1/\sqrt{L}$")
-    right.set(xscale="log", yscale="log", xlabel="depth L (layers)",
-              ylabel=r"$\|\partial L / \partial W_2^{(L)}\|_F$", title="last layer against depth")
+    right.set(xscale="log", yscale="log", xlabel=words("depth L (layers)", "深度 L（层数）"),
+              ylabel=r"$\|\partial L / \partial W_2^{(L)}\|_F$",
+              title=words("last layer against depth", "最后一层与深度"))
     _plain_log_ticks(right, depths)
     right.legend(fontsize=8)
-    return closed_for_display(fig)
+    return closed_for_display(fig, alt=_profiles_alt(inits, depths))
+
+
+def _profiles_alt(inits: dict, depths: np.ndarray) -> str:
+    """What plot_ffn_gradient_profiles shows: the last layer's norm at the shallowest and the
+    deepest depth for every initialisation and order (two digits, as Chapter 5 glues them)."""
+    shallow, deep = depths[0], depths[-1]
+    ends = joined((
+        words(f"{order}, {localised(name)}: {profiles[shallow][-1]:.2g} at L = {shallow}, "
+              f"{profiles[deep][-1]:.2g} at L = {deep}",
+              f"{order}，{localised(name)}：L = {shallow} 时为 {profiles[shallow][-1]:.2g}，"
+              f"L = {deep} 时为 {profiles[deep][-1]:.2g}")
+        for name, pair in inits.items() for order, profiles in zip(("Post-LN", "Pre-LN"), pair)),
+        clauses=True)
+    first = localised(next(iter(inits)))
+    return words(
+        f"Two panels on log axes of the gradient norm of the second feed-forward matrix W_2 at "
+        f"initialisation. Left: every layer of models of depth {joined(map(str, depths))} "
+        f"({first}), Post-LN solid, Pre-LN dashed. Right: the last layer against the depth, "
+        f"with a dotted line proportional to 1/sqrt(L): {ends}.",
+        f"两幅图，对数坐标，显示初始化时第二个前馈矩阵 W_2 的梯度范数。左图：深度为 "
+        f"{joined(map(str, depths))} 的模型的每一层（{first}），Post-LN 为实线，Pre-LN 为虚线。"
+        f"右图：最后一层随深度的变化，点线正比于 1/sqrt(L)：{ends}。")
 
 
 def plot_depth_sweep(depths, accuracies: dict, trained: float = 0.5):
@@ -94,8 +110,32 @@ def plot_depth_sweep(depths, accuracies: dict, trained: float = 0.5):
             raise ValueError(f"accuracies[{name!r}] must have shape ({depths.size}, seeds), "
                              f"got {grid.shape}")
         ax.plot(depths, (grid >= trained).mean(1), "-" + marker, fillstyle="none",
-                label=f"{name} ({grid.shape[1]} seeds)")
-    ax.set(xlabel="depth (layers)", ylabel=f"fraction of seeds with accuracy ≥ {trained:g}",
+                label=words(f"{localised(name)} ({grid.shape[1]} seeds)",
+                            f"{localised(name)}（{grid.shape[1]} 个种子）"))
+    ax.set(xlabel=words("depth (layers)", "深度（层数）"),
+           ylabel=words(f"fraction of seeds with accuracy ≥ {trained:g}",
+                        f"准确率 ≥ {trained:g} 的种子比例"),
            ylim=(-0.05, 1.05), xticks=depths)
     ax.legend()
-    return closed_for_display(fig)
+    return closed_for_display(fig, alt=_depth_sweep_alt(depths, accuracies, trained))
+
+
+def _depth_sweep_alt(depths: np.ndarray, accuracies: dict, trained: float) -> str:
+    """What plot_depth_sweep shows: for each setting the count of seeds that train at the
+    shallowest and the deepest depth, which Chapter 5 glues (the depths in between, where
+    single runs are chaotic, are left to the figure)."""
+    counts = []
+    for name, grid in accuracies.items():
+        trains = (np.asarray(grid, dtype=float) >= trained).sum(1)
+        seeds = np.shape(grid)[1]
+        counts.append(words(
+            f"{localised(name)}: {trains[0]} of {seeds} seeds at {depths[0]} layer"
+            f"{'s' if depths[0] > 1 else ''}, {trains[-1]} of {seeds} at {depths[-1]}",
+            f"{localised(name)}：{depths[0]} 层时 {seeds} 个种子中有 {trains[0]} 个，"
+            f"{depths[-1]} 层时有 {trains[-1]} 个"))
+    return words(
+        f"The fraction of seeds whose held-out accuracy reaches {trained:g}, against the "
+        f"depth ({joined(map(str, depths))} layers), one line per setting: "
+        + "; ".join(counts) + ".",
+        f"留出集准确率达到 {trained:g} 的种子比例随深度（{joined(map(str, depths))} 层）的变化，"
+        f"每种设置一条线：" + "；".join(counts) + "。")
