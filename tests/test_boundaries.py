@@ -43,7 +43,8 @@ from longdep.models.transformer import (
     TransformerEncoder,
 )
 from longdep.tasks import key_recall_batch, mqar_batch
-from longdep.train import SGD, Adam, clip_gradient_norm_, cross_entropy, train
+from longdep.optim import SGD, Adam, clip_gradient_norm_
+from longdep.train import cross_entropy, train
 from torch import nn
 
 FAST = settings(max_examples=40, deadline=None, database=None)

@@ -14,7 +14,8 @@ from longdep.experiments.clipping import (
 )
 from longdep.seeds import seeded_generator
 from longdep.tasks import key_recall_batch
-from longdep.train import SGD, clip_gradient_norm_, clip_per_seed_, train, train_seeds
+from longdep.optim import SGD, clip_gradient_norm_, clip_per_seed_
+from longdep.train import train, train_seeds
 from torch import nn
 
 

@@ -7,17 +7,8 @@ import math
 
 import pytest
 import torch
-from longdep.train import (
-    SGD,
-    Adam,
-    accuracy,
-    clip_gradient_norm_,
-    cross_entropy,
-    set_learning_rate,
-    train,
-    train_seeds,
-    warmup_factor,
-)
+from longdep.optim import SGD, Adam, clip_gradient_norm_, set_learning_rate, warmup_factor
+from longdep.train import accuracy, cross_entropy, train, train_seeds
 from torch import nn
 
 
@@ -61,7 +52,7 @@ def test_schedules_a_torch_optimizer_cannot_drive_are_refused_before_training():
         train_seeds(models, batch, 2, [0, 1], optimizer=torch.optim.Adam, lr=[0.1, 0.2])
     with pytest.raises(ValueError, match=r"lr and warmup_steps that differ"):
         train_seeds(models, batch, 2, [0, 1], optimizer=torch.optim.SGD, warmup_steps=[0, 3])
-    with pytest.raises(TypeError, match=r"optimizer must build a longdep.train.Optimizer or a "
+    with pytest.raises(TypeError, match=r"optimizer must build a longdep.optim.Optimizer or a "
                                         r"torch.optim optimizer .*got object"):
         train(tiny(), batch, 2, optimizer=lambda parameters, lr: object())
     with pytest.raises(ValueError, match=r"lr: one learning rate per seed needs the book's"):

@@ -19,8 +19,8 @@ from longdep.models.heads import LastStepClassifier
 from longdep.models.lstm import LSTM
 from longdep.experiments.key_recall import key_recall_transformer
 from longdep.tasks import key_recall_batch
-from longdep.train import (SGD, Adam, accuracy, clip_gradient_norm_, train, train_seeds,
-                           warmup_factor)
+from longdep.optim import SGD, Adam, clip_gradient_norm_, warmup_factor
+from longdep.train import accuracy, train, train_seeds
 from torch import nn
 
 TINY = dataclasses.replace(KEY_RECALL_BUDGET, steps=2, batch_size=4, distances=(1, 3), seeds=(0,))

@@ -1,7 +1,7 @@
 """Gradient clipping (Pascanu, Mikolov & Bengio 2013, Algorithm 1) and where it matters (Chapter 2).
 
 Two experiments, both trained by the book's one engine (:mod:`longdep.train`, whose
-:func:`~longdep.train.clip_gradient_norm_` is the clipping rule): gradient descent on the
+:func:`~longdep.optim.clip_gradient_norm_` is the clipping rule): gradient descent on the
 "cliff" of a one-unit recurrent network, whose loss surface over (w, b) has a wall where the
 gradient is huge; and plain SGD on a tanh-RNN classifier with a large recurrent gain, with and
 without clipping, every run of every setting in one computation.
@@ -18,7 +18,8 @@ from longdep.models import _checks as check
 from longdep.models.heads import LastStepClassifier
 from longdep.models.rnn import ElmanRNN
 from longdep.seeds import manual_seed, seeded_generator
-from longdep.train import SGD, Batch, train, train_seeds
+from longdep.optim import SGD
+from longdep.train import Batch, train, train_seeds
 
 
 def cliff_final_state(w: torch.Tensor, b: torch.Tensor, steps: int = 50, x0: float = 0.5
