@@ -1,25 +1,28 @@
-"""Chapter 5's experiments: the article's model and its problems (swamped positions trained and
-measured, the noise-fitting demo), and Post-LN and Pre-LN at initialisation. The depth sweep is
-in :mod:`longdep.experiments.warmup`, induction heads in :mod:`longdep.experiments.induction`.
+"""Chapter 5's experiments: the article's model and its bugs, Post-LN and Pre-LN at
+initialisation, and the depth sweep of Post-LN, warm-up and Pre-LN.
 """
 
-import copy
 import math
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import torch
 from torch import nn
-from torch.func import functional_call, stack_module_state, vmap
 
-from longdep.experiments.key_recall import KEY_RECALL_BUDGET, KeyRecallBudget, key_recall_batches
+from longdep.experiments.key_recall import (
+    KEY_RECALL_BUDGET,
+    KeyRecallBudget,
+    key_recall_transformer,
+    train_key_recall_seeds,
+)
 from longdep.experiments.workers import over_cores
 from longdep.models import _checks as check
 from longdep.models.attention import sinusoidal_table
-from longdep.models.heads import LastStepClassifier
-from longdep.models.transformer import EncoderStack, NextTokenModel, next_token_model
+from longdep.models.transformer import NextTokenModel, next_token_model
 from longdep.seeds import manual_seed, seeded_generator
-from longdep.train import TrainingResult, train, train_seeds
+from longdep.train import TrainingResult, train
 
 
 def token_position_norm_ratio(embedding: nn.Embedding, scale: float, max_len: int) -> float:
@@ -37,80 +40,6 @@ def token_position_norm_ratio(embedding: nn.Embedding, scale: float, max_len: in
     table = sinusoidal_table(max_len, embedding.embedding_dim)
     tokens = scale * embedding.weight.detach().double()
     return (tokens.norm(dim=-1).mean() / table.norm(dim=-1).mean()).item()
-
-
-class ScaledInput(nn.Module):
-    """``core(scale * x)``: the article's sqrt(d_model) on the embeddings, in front of a stack
-    (Chapter 5, "Swamped positions")."""
-
-    def __init__(self, core: nn.Module, scale: float):
-        super().__init__()
-        check.instance(core, "core", nn.Module)
-        check.finite(scale=scale)
-        self.core, self.scale = core, scale
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.core(self.scale * x)
-
-
-def swamped_classifier(seed: int, article: bool, distance: int, num_heads: int = 2,
-                       budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> LastStepClassifier:
-    """The article's embedding in a one-layer Post-LN key-recall model (Chapter 5, "Swamped
-    positions"): tokens -> embedding (d_model = ``budget.model_dim``) * sqrt(d_model) +
-    sinusoidal encoding -> one encoder layer -> a classifier of the last position.
-
-    The embedding is ``nn.Embedding``'s N(0, 1) if ``article``, else N(0, 1/d_model) as in
-    :class:`~longdep.models.transformer.TransformerEncoder`; it is drawn last, after seeding
-    torch with ``seed``, so both variants of a seed share every other weight.
-    """
-    width = budget.model_dim
-    manual_seed(seed)
-    stack = EncoderStack(width, num_heads, 1, 2 * width, max_len=distance + 1, last_only=True)
-    model = LastStepClassifier(budget.vocab_size, width, ScaledInput(stack, math.sqrt(width)),
-                               width, budget.num_keys)
-    if not article:
-        nn.init.normal_(model.embedding.weight, std=width**-0.5)
-    return model
-
-
-@torch.no_grad()
-def first_attention_saturation(model: LastStepClassifier, tokens: torch.Tensor
-                               ) -> tuple[float, float]:
-    """The mean over sequences and heads of the largest weight and of the entropy (nats) of the
-    last query's attention in the first layer of a :func:`swamped_classifier` on ``tokens``
-    (batch, time): 1 and 0 for a one-hot softmax, 1/time and log(time) for a uniform one."""
-    check.instance(model, "model", LastStepClassifier)
-    scaled = model.core
-    stack = scaled.core
-    x = stack.positional_encoding(scaled.scale * model.embedding(tokens))
-    layer = stack.layers[0]
-    attended = layer.norm1(x) if layer.norm_first else x
-    weights = layer.self_attn(attended, attended, attended)[1][:, :, -1]  # (batch, heads, time)
-    entropy = -(weights * weights.clamp_min(1e-300).log()).sum(-1)
-    return weights.max(-1).values.mean().item(), entropy.mean().item()
-
-
-def swamped_runs(distance: int, seeds: Sequence[int], budget: KeyRecallBudget
-                 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """For the article's embedding and for the fix ("article", "fixed"), over ``seeds``: the
-    :func:`first_attention_saturation` at initialisation on a held-out batch, a (seeds, 2)
-    array, and the held-out accuracy after training on key recall at ``distance`` under
-    ``budget``, a (seeds,) array (Chapter 5, "Swamped positions"). Both variants of every seed
-    train at once, in one :func:`longdep.train.train_seeds` call."""
-    seeds = check.ints("seeds", seeds, least=0)
-    check.positive(distance=distance)
-    variants = {"article": True, "fixed": False}
-    models = [swamped_classifier(seed, article, distance, budget=budget)
-              for article in variants.values() for seed in seeds]
-    tokens, _ = key_recall_batches(distance, budget)(seeded_generator(len(seeds)))
-    saturation = np.array([first_attention_saturation(model, tokens) for model in models])
-    results = train_seeds(models, key_recall_batches(distance, budget), budget.steps,
-                          seeds * len(variants), lr=budget.lr, clip_norm=budget.clip_norm,
-                          eval_batches=budget.eval_batches)
-    accuracies = np.array([result.accuracy for result in results])
-    count = len(seeds)
-    return {name: (saturation[i * count:(i + 1) * count], accuracies[i * count:(i + 1) * count])
-            for i, name in enumerate(variants)}
 
 
 def ffn_gradient_norms(model: NextTokenModel, tokens: torch.Tensor,
@@ -134,105 +63,68 @@ def ffn_gradient_norms(model: NextTokenModel, tokens: torch.Tensor,
     return torch.stack([grad.norm() for grad in torch.autograd.grad(loss, weights)])
 
 
-class StreamReadout(nn.Module):
-    """A :class:`~longdep.models.transformer.NextTokenModel` (without dropout) that also returns
-    the root mean square of its residual stream after the last layer, before the final
-    LayerNorm of a Pre-LN stack (Chapter 5, "Post-LN and Pre-LN at initialisation"): what that
-    LayerNorm divides by. ``forward(tokens)`` returns (logits equal to ``model(tokens)``, the
-    scalar RMS)."""
+def ffn_gradient_norms_at_init(depths: Sequence[int], norm_first: bool,
+                               seeds: Sequence[int] = (0, 1, 2), vocab_size: int = 100,
+                               d_model: int = 64, num_heads: int = 4, d_ff: int = 256,
+                               batch_size: int = 8, length: int = 32, glorot: bool = False
+                               ) -> dict[int, torch.Tensor]:
+    """:func:`ffn_gradient_norms` of freshly initialised causal models of each depth, averaged
+    over ``seeds`` (Chapter 5, "Post-LN and Pre-LN at initialisation").
 
-    def __init__(self, model: NextTokenModel):
-        super().__init__()
-        check.instance(model, "model", NextTokenModel)
-        self.model = model
-
-    def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        encoder = self.model.encoder
-        stack = encoder.stack
-        x = encoder.embedding(tokens) * math.sqrt(encoder.d_model)  # (batch, time, d_model)
-        *_, stream = stack.layer_outputs(stack.positional_encoding(stack.input_projection(x)))
-        return self.model.head(stack.final_norm(stream)), stream.square().mean().sqrt()
-
-
-def init_model(depth: int, norm_first: bool, glorot: bool, seed: int, vocab_size: int,
-               d_model: int, num_heads: int, d_ff: int, length: int) -> NextTokenModel:
-    """A causal next-token model without dropout, initialised after seeding torch with ``seed``;
-    with ``glorot``, every weight matrix of its encoder layers is then drawn again from Glorot
-    (Xavier) uniform, Xiong et al.'s setting, instead of ``nn.Linear``'s smaller default."""
-    manual_seed(seed)
-    model = next_token_model(vocab_size, d_model, num_heads, depth, d_ff, length, dropout=0.0,
-                             norm_first=norm_first, causal=True)
-    if glorot:
-        for parameter in model.encoder.stack.layers.parameters():
-            if parameter.dim() > 1:
-                nn.init.xavier_uniform_(parameter)
-    return model
-
-
-def ffn_gradients_at_init(depth: int, norm_first: bool, glorot: bool,
-                          seeds: Sequence[int] = tuple(range(10)), vocab_size: int = 100,
-                          d_model: int = 32, num_heads: int = 4, d_ff: int = 128,
-                          batch_size: int = 4, length: int = 16
-                          ) -> tuple[np.ndarray, np.ndarray]:
-    """For each seed, :func:`ffn_gradient_norms` of a fresh :func:`init_model` of ``depth``
-    layers, and the RMS of its residual stream before the final LayerNorm
-    (:class:`StreamReadout`): a (seeds, depth) array (layer 1 first) and a (seeds,) array
-    (Chapter 5, "Post-LN and Pre-LN at initialisation").
-
-    The models of all seeds run at once, as one model whose parameters carry a leading seed
-    dimension (``torch.func.vmap``), on the same uniform random tokens and targets
-    (batch_size, length); one backward pass of the summed losses gives each seed its own
-    gradients, since seed s's loss depends on seed s's parameters only.
+    Tokens and targets are uniform random (batch_size, length) and the same for every model.
+    With ``glorot``, every weight matrix of the encoder layers is drawn from Glorot (Xavier)
+    uniform, Xiong et al.'s setting, instead of PyTorch's smaller default for ``nn.Linear``.
+    Returns {depth: (depth,) tensor of mean gradient norms, layer 1 first}.
     """
-    check.positive(depth=depth, vocab_size=vocab_size, d_model=d_model, num_heads=num_heads,
-                   d_ff=d_ff, batch_size=batch_size, length=length)
-    seeds = check.ints("seeds", seeds, least=0)
+    check.ints("depths", depths)
+    check.positive(vocab_size=vocab_size, d_model=d_model, num_heads=num_heads, d_ff=d_ff,
+                       batch_size=batch_size, length=length)
+    if not seeds:
+        raise ValueError("seeds must name at least one seed, got none")
     generator = seeded_generator(0)
     tokens, targets = torch.randint(0, vocab_size, (2, batch_size, length), generator=generator)
-    readouts = [StreamReadout(init_model(depth, norm_first, glorot, seed, vocab_size, d_model,
-                                         num_heads, d_ff, length)) for seed in seeds]
-    params, buffers = stack_module_state(readouts)  # each (seeds, ...)
-    base = copy.deepcopy(readouts[0]).to("meta")
-    logits, stream = vmap(lambda p, b: functional_call(base, (p, b), (tokens,)))(params, buffers)
-    losses = nn.functional.cross_entropy(logits.flatten(1, 2).transpose(1, 2),
-                                         targets.flatten().expand(len(seeds), -1))
-    weights = [params[f"model.encoder.stack.layers.{index}.linear2.weight"]
-               for index in range(depth)]
-    grads = torch.autograd.grad(losses * len(seeds), weights)  # the sum of the seeds' losses
-    norms = torch.stack([grad.flatten(1).norm(dim=1) for grad in grads], dim=1)
-    return norms.numpy(), stream.detach().numpy()
+    profiles = {}
+    for depth in depths:
+        norms = []
+        for seed in seeds:
+            manual_seed(seed)
+            model = next_token_model(vocab_size, d_model, num_heads, depth, d_ff, length,
+                                     dropout=0.0, norm_first=norm_first, causal=True)
+            if glorot:
+                for parameter in model.encoder.stack.layers.parameters():
+                    if parameter.dim() > 1:
+                        nn.init.xavier_uniform_(parameter)
+            norms.append(ffn_gradient_norms(model, tokens, targets))
+        profiles[depth] = torch.stack(norms).mean(0)
+    return profiles
 
 
-INITIALISATIONS = {"nn.Linear default": False, "Glorot": True}
+INITIALISATIONS = {"PyTorch default": False, "Glorot": True}
 """The initialisations of Chapter 5's gradient profiles: name -> the ``glorot`` flag of
-:func:`ffn_gradients_at_init`."""
+:func:`ffn_gradient_norms_at_init`."""
 
 
-def ffn_gradient_profiles(depths: Sequence[int], seeds: Sequence[int] = tuple(range(10)),
-                          **sizes) -> dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]]:
-    """:func:`ffn_gradients_at_init` (with ``sizes``) for every initialisation of
-    :data:`INITIALISATIONS`, Post-LN and Pre-LN, and depth (Chapter 5, "Post-LN and Pre-LN at
-    initialisation"), each computed on its own in worker processes, one per core, the deepest
-    first (the same numbers, bit for bit, sooner). Returns {(initialisation, "Post-LN" or
-    "Pre-LN", depth): (gradient norms (seeds, depth), stream RMS (seeds,))}."""
-    depths = check.ints("depths", depths)
-    seeds = tuple(check.ints("seeds", seeds, least=0))
-    keys = [(name, order, depth) for depth in depths for name in INITIALISATIONS
-            for order in ("Post-LN", "Pre-LN")]
-    names = ("vocab_size", "d_model", "num_heads", "d_ff", "batch_size", "length")
-    if any(name not in names for name in sizes):
-        raise TypeError(f"sizes must be among {names}, got {sorted(sizes)}")
-    sizes_in_order = {name: sizes[name] for name in names if name in sizes}
-    points = {key: (key[2], key[1] == "Pre-LN", INITIALISATIONS[key[0]], seeds,
-                    tuple(sizes_in_order.items())) for key in keys}
-    runs = over_cores(ffn_profile, points.values(), cost=lambda point: point[0])
-    return {key: runs[point] for key, point in points.items()}
+def ffn_gradient_profiles(depths: Sequence[int], seeds: Sequence[int] = (0, 1, 2),
+                          d_model: int = 64) -> dict[str, tuple[dict, dict]]:
+    """:func:`ffn_gradient_norms_at_init` for every initialisation of :data:`INITIALISATIONS`,
+    Post-LN and Pre-LN (Chapter 5, "Post-LN and Pre-LN at initialisation"), each (depth,
+    initialisation, order) computed on its own in worker processes, one per core, the deepest
+    first (the same numbers, bit for bit, sooner). Returns {initialisation: (Post-LN profiles,
+    Pre-LN profiles)}, each {depth: (depth,) numpy array, layer 1 first}."""
+    check.ints("depths", depths)
+    points = [(depth, norm_first, tuple(seeds), d_model, glorot) for depth in depths
+              for glorot in INITIALISATIONS.values() for norm_first in (False, True)]
+    runs = over_cores(ffn_profile, points, cost=lambda point: point[0])
+    return {name: tuple({depth: runs[depth, norm_first, tuple(seeds), d_model, glorot]
+                         for depth in depths} for norm_first in (False, True))
+            for name, glorot in INITIALISATIONS.items()}
 
 
-def ffn_profile(depth: int, norm_first: bool, glorot: bool, seeds: tuple[int, ...],
-                sizes: tuple[tuple[str, int], ...]) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`ffn_gradients_at_init` at one point of :func:`ffn_gradient_profiles`."""
-    return ffn_gradients_at_init(depth, norm_first, glorot, seeds, **dict(sizes))
+def ffn_profile(depth: int, norm_first: bool, seeds: tuple[int, ...], d_model: int,
+                glorot: bool) -> np.ndarray:
+    """:func:`ffn_gradient_norms_at_init` at one depth, as an array (one run of the cores)."""
+    return ffn_gradient_norms_at_init((depth,), norm_first, seeds, d_model=d_model,
+                                      glorot=glorot)[depth].numpy()
 
 
 def article_noise_fit(model: nn.Module, vocab_size: int, steps: int = 10, batch_size: int = 8,
@@ -274,6 +166,82 @@ class WithMask(nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.model(tokens, self.mask)
+
+
+DEPTH_SWEEP_RUNS = {"Post-LN": (False, False), "Post-LN + warm-up": (False, True),
+                    "Pre-LN": (True, False)}
+
+
+def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
+                batch_size: int, distance: int = 10, num_heads: int = 4,
+                seeds: Sequence[int] = (0,),
+                labels: Sequence[str] = tuple(DEPTH_SWEEP_RUNS)) -> dict[str, torch.Tensor]:
+    """Key recall with stacks of each depth, Post-LN without and with warm-up and Pre-LN
+    (with its final LayerNorm, as in GPT-2) without (Chapter 5, "Depth, warm-up and the
+    order of the normalisation").
+
+    Each run is :func:`longdep.experiments.key_recall.train_key_recall` under the book's
+    budget (its width and clipping) with only ``lr``, ``steps`` and ``batch_size`` changed;
+    "+ warm-up" raises the learning rate linearly over the first ``warmup_steps`` steps. At
+    each depth, the seeds of the labels that share a layer order (Post-LN with and without
+    warm-up) are trained at once (:func:`depth_sweep_run`); the seed sets the initial weights
+    and the batches, so both Post-LN runs of a seed and depth start from the same weights.
+    Returns {label: (len(depths), len(seeds)) tensor of held-out accuracies}.
+    """
+    check.ints("depths", depths)
+    check.positive(steps=steps, batch_size=batch_size, distance=distance,
+                       num_heads=num_heads)
+    check.positive(warmup_steps=warmup_steps + 1)
+    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+    if not seeds:
+        raise ValueError("seeds must name at least one seed, got none")
+    check_labels(labels)
+    budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
+    by_order: dict[bool, list[str]] = {}  # the labels of one layer order train at once
+    for label in labels:
+        by_order.setdefault(DEPTH_SWEEP_RUNS[label][0], []).append(label)
+    groups = [tuple(group) for group in by_order.values()]
+    # every (group, depth) trains on its own, so they run side by side, one per core, the
+    # deepest first so that no core waits for one long run at the end
+    point = (budget, distance, num_heads, tuple(seeds), warmup_steps)
+    runs = over_cores(depth_sweep_run, [(group, depth, *point) for depth in depths
+                                        for group in groups], cost=lambda point: point[1])
+    grids = {label: [runs[(group, depth, *point)][label] for depth in depths]
+             for group in groups for label in group}
+    return {label: torch.tensor(grids[label], dtype=torch.float64) for label in labels}
+
+
+def check_labels(labels: Sequence[str]) -> None:
+    """Raise a ``ValueError`` unless ``labels`` names at least one run of
+    :data:`DEPTH_SWEEP_RUNS`, and only such runs."""
+    if not labels or any(label not in DEPTH_SWEEP_RUNS for label in labels):
+        raise ValueError(f"labels must be among {list(DEPTH_SWEEP_RUNS)}, got {labels!r}")
+
+
+def depth_sweep_run(labels: tuple[str, ...], depth: int, budget: KeyRecallBudget,
+                    distance: int, num_heads: int, seeds: tuple[int, ...],
+                    warmup_steps: int) -> dict[str, list[float]]:
+    """The runs of :func:`depth_sweep` at one depth whose ``labels`` share one layer order:
+    {label: the held-out accuracy of each seed}.
+
+    They differ only in their warm-up, so they are trained at once, every seed once per label
+    (with one learning-rate schedule per copy; the same seed gives the same initial weights
+    and batches in every label): a vmapped model of twice the seeds costs far less than two.
+    """
+    check_labels(labels)
+    orders = {DEPTH_SWEEP_RUNS[label][0] for label in labels}
+    if len(orders) != 1:
+        raise ValueError(f"labels must share one layer order, got {labels!r}")
+    norm_first = orders.pop()
+    make_core = partial(key_recall_transformer, budget, depth, num_heads, norm_first=norm_first)
+    warmups = [warmup_steps if DEPTH_SWEEP_RUNS[label][1] else 0
+               for label in labels for _ in seeds]
+    results = train_key_recall_seeds(make_core, budget.model_dim, distance,
+                                     seeds * len(labels), budget, warmups)
+    accuracies = [result.accuracy for result in results]
+    return {label: accuracies[i * len(seeds):(i + 1) * len(seeds)]
+            for i, label in enumerate(labels)}
 
 
 def fitted_exponent(depths: Sequence[int], values: Sequence[float]) -> float:
