@@ -13,12 +13,14 @@ raises ``TypeError``, a wrong value or shape ``ValueError`` naming the argument;
 comes out non-finite is reported as ``inf`` where the docstring says so.
 """
 
+import copy
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import NamedTuple
 
 import torch
 from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
 
 from longdep.measure.bptt import activation_derivative
 from longdep.models import _checks as check
@@ -241,6 +243,40 @@ def check_layers(layers) -> None:
     if not isinstance(layers, (list, tuple, nn.ModuleList)):
         raise TypeError(f"layers must be a list of layers, got {check.describe(layers)}")
     check.callables(**{f"layers[{i}]": layer for i, layer in enumerate(layers)})
+
+
+def layer_input_gradients_per_seed(stacks: Sequence[Sequence[nn.Module]], x: torch.Tensor,
+                                   direction: torch.Tensor, skip_only: bool = False
+                                   ) -> torch.Tensor:
+    """:func:`layer_input_gradients` of several stacks of one architecture (one per draw of the
+    weights) on the same x and direction, all at once: a (stacks, len(stack) + 1) tensor, row s
+    equal to ``layer_input_gradients(stacks[s], x, direction)`` to round-off (Chapter 4,
+    "Residual connections and layer normalisation").
+
+    Layer l of every stack is run once, under ``torch.func.vmap`` over the stacks' parameters
+    (stacked along a leading dimension), so the per-operation cost of these tiny layers is paid
+    once for all draws; one backward pass then gives every draw its own gradients, since draw
+    s's loss depends on draw s's parameters only. With ``skip_only`` the branches pass no
+    gradient (:func:`skip_path_only`).
+    """
+    readout = readout_loss(direction)  # checks direction
+    check.sequence(x, direction.numel())
+    if not stacks or any(len(stack) != len(stacks[0]) or not len(stack) for stack in stacks):
+        raise ValueError("stacks must be a non-empty list of stacks with the same number of "
+                         "layers (at least one)")
+    bases = [copy.deepcopy(layer).to("meta") for layer in stacks[0]]  # the architecture
+    states = [x.detach().expand(len(stacks), *x.shape).clone().requires_grad_()]
+    with skip_path_only(bases) if skip_only else nullcontext():
+        for index, base in enumerate(bases):
+            params, buffers = stack_module_state([stack[index] for stack in stacks])
+
+            def layer(p, b, h, base=base):
+                return functional_call(base, (p, b), (h,))
+
+            states.append(vmap(layer)(params, buffers, states[-1]))
+    loss = sum(readout(state) for state in states[-1])  # one term per draw
+    grads = torch.autograd.grad(loss, states)
+    return torch.stack([grad.flatten(1).norm(dim=1) for grad in grads], dim=1)
 
 
 def stack_jacobian(layers: Sequence[nn.Module], x: torch.Tensor) -> torch.Tensor:
