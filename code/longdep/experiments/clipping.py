@@ -17,8 +17,8 @@ from longdep.experiments.vanishing import orthogonal_matrix
 from longdep.models import _checks as check
 from longdep.models.heads import LastStepClassifier
 from longdep.models.rnn import ElmanRNN
-from longdep.seeds import manual_seed, seeded_generator
 from longdep.optim import SGD
+from longdep.seeds import manual_seed, seeded_generator
 from longdep.train import Batch, train, train_seeds
 
 
@@ -32,7 +32,8 @@ def cliff_final_state(w: torch.Tensor, b: torch.Tensor, steps: int = 50, x0: flo
     check.tensor(w, "w", "(...)", 0)
     check.tensor(b, "b", f"{tuple(w.shape)}, the shape of w", 0)
     if b.shape != w.shape:
-        raise ValueError(f"w and b must have one shape, got {check.describe(w)} and {check.describe(b)}")
+        raise ValueError(f"w and b must have one shape, got {check.describe(w)} and "
+                         f"{check.describe(b)}")
     check.positive(steps=steps)
     check.finite(x0=x0)
     x = torch.full_like(w, x0)

@@ -101,8 +101,8 @@ def gradient_ratios(name: str, steps: int, shape: ModelShape = ModelShape(), bat
     """|dL/dx_{T-d}| / |dL/dx_T| for d = 0 .. steps - 1 at initialisation, in float64.
 
     Measured with :func:`longdep.measure.gradients.distance_profile` (which uses
-    :func:`longdep.measure.gradients.input_gradient_norms`) on a model initialised from ``seed`` that reads
-    ``width`` features, as that probe needs inputs and outputs of one width.
+    :func:`longdep.measure.gradients.input_gradient_norms`) on a model initialised from ``seed``
+    that reads ``width`` features, as that probe needs inputs and outputs of one width.
     """
     kind_of(name)
     check.int_range(2, None, steps=steps)

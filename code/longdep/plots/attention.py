@@ -178,8 +178,8 @@ def plot_residual_paths(skip: dict[str, np.ndarray], full: dict[str, np.ndarray]
     every layer of a deep stack, through the skip connections only and in full.
 
     Both map a label "Post-LN, <init>" or "Pre-LN, <init>" to the (layers + 1,) norms
-    ||dL/dh_l|| of :func:`longdep.measure.gradients.layer_input_gradients`, drawn against the number of
-    layers the gradient has crossed: one colour per initialisation, Pre-LN dashed.
+    ||dL/dh_l|| of :func:`longdep.measure.gradients.layer_input_gradients`, drawn against the
+    number of layers the gradient has crossed: one colour per initialisation, Pre-LN dashed.
     """
     check_curves("skip", skip)
     check_curves("full", full)

@@ -43,7 +43,8 @@ def plot_attention_cost(lengths: list[int], flops: dict[str, list[int]],
     counted.set_ylabel("FLOPs")
     memory.set_title(words("peak memory allocated (counted)", "分配内存的峰值（计数）"))
     memory.set_ylabel("MiB")
-    timed.set_title(words("time of one call (measured, this run)", "一次调用的时间（本次运行测得）"))
+    timed.set_title(words("time of one call (measured, this run)",
+                          "一次调用的时间（本次运行测得）"))
     timed.set_ylabel(words("milliseconds", "毫秒"))
     for ax in (counted, memory, timed):
         ax.set_xlabel(words("sequence length T (tokens)", "序列长度 T（词元数）"))
@@ -235,7 +236,8 @@ def _mqar_alt(pair_counts: list[int], accuracies: dict, chance: float, width: in
                 f"{means[-1]:.2f}"))
             continue
         counts = [p for p, mean in zip(pair_counts, means) if mean >= recalled]
-        results.append(words(f"{localised(name)} {counts[-1]}", f"{localised(name)} {counts[-1]} 对")
+        results.append(words(f"{localised(name)} {counts[-1]}",
+                             f"{localised(name)} {counts[-1]} 对")
                        if counts else
                        words(f"{localised(name)} fewer than {pair_counts[0]}",
                              f"{localised(name)}不到 {pair_counts[0]} 对"))

@@ -9,7 +9,8 @@ from longdep.plots.style import closed_for_display, words
 
 
 def plot_bptt_contributions(loss_to_step: np.ndarray, step_terms: np.ndarray, reach: int = 10):
-    """Chapter 1's figure: how far back each loss term sends gradient, and where dL/dW_hh comes from.
+    """Chapter 1's figure: how far back each loss term sends gradient, and where dL/dW_hh comes
+    from.
 
     loss_to_step: (time, time) norms of dL_t/dh_k (zero above the diagonal).
     step_terms: (time,) norms of the immediate term that step k adds to dL/dW_hh.

@@ -224,7 +224,8 @@ def plot_cliff(w: np.ndarray, b: np.ndarray, loss: np.ndarray, points: dict, los
                 text += words("\nand never comes back", "\n再也没有回来")
             left.annotate(text, xy=path_points[k - 1], xytext=(0.55, 0.85),
                           textcoords="axes fraction",
-                          color=colour, fontsize=8, arrowprops={"arrowstyle": "->", "color": colour},
+                          color=colour, fontsize=8,
+                          arrowprops={"arrowstyle": "->", "color": colour},
                           bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
         right.plot(np.asarray(losses[label]), color=colour, label=localised(label))
     left.plot(*np.asarray(next(iter(points.values())))[0], "*", color="white",
