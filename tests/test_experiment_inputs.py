@@ -9,8 +9,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
+from torch import nn
 from longdep import book
 from longdep.experiments import clipping, rnn, vanishing
+from longdep.models.rnn import ElmanRNN
 from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
 from longdep.plots import vanishing as plots
@@ -38,6 +40,25 @@ BAD_INPUTS = [
      ValueError, r"seeds_per_size\[16\] must be at least 1, got 0"),
     ("default_recurrent_spectrum", lambda: rnn.default_recurrent_spectrum([16]),
      ValueError, "seeds_per_size must be a non-empty dict hidden size -> seeds, got list"),
+    ("loss_term_state_gradients",
+     lambda: rnn.loss_term_state_gradients(nn.RNN(4, 8), torch.ones(2, 3, 4), torch.ones(2, 3, 8)),
+     TypeError, "rnn must be an ElmanRNN, got RNN"),
+    ("loss_term_state_gradients",
+     lambda: rnn.loss_term_state_gradients(ElmanRNN(4, 8), torch.ones(2, 3, 4),
+                                           torch.ones(2, 3, 7)),
+     ValueError, r"output_grads must have shape \(batch, time, 8\)"),
+    ("double_sum_terms",
+     lambda: rnn.double_sum_terms(ElmanRNN(4, 8), torch.ones(2, 3, 4), torch.ones(2, 3, 8),
+                                  per_term=torch.ones(3, 2, 3, 7)),
+     ValueError, r"per_term must have shape \(time, batch, time, hidden\) = \(3, 2, 3, 8\)"),
+    ("truncation_errors", lambda: rnn.truncation_errors(torch.ones(3, 3, 2), [1]),
+     ValueError, r"terms must have shape \(time, time, hidden, hidden\)"),
+    ("truncation_errors", lambda: rnn.truncation_errors(torch.ones(3, 3, 2, 2), [-1]),
+     ValueError, r"taus\[0\] must be at least 0, got -1"),
+    ("bptt_at_initialisation", lambda: rnn.bptt_at_initialisation(draws=0),
+     ValueError, "draws must be at least 1, got 0"),
+    ("bptt_at_initialisation", lambda: rnn.bptt_at_initialisation(reach=40),
+     ValueError, "reach must be below the 40 steps, got 40"),
     ("orthogonal_matrix", lambda: vanishing.orthogonal_matrix(3, generator=0),
      TypeError, "generator must be None or a torch.Generator, got int 0"),
     ("orthogonal_matrix", lambda: vanishing.orthogonal_matrix(2.5),
@@ -203,7 +224,8 @@ def test_bad_input_gets_a_clear_error(entry, call, error, message):
 
 
 ENTRY_POINTS = {
-    rnn: ["default_recurrent_spectrum"],
+    rnn: ["default_recurrent_spectrum", "loss_term_state_gradients", "double_sum_terms",
+          "truncation_errors", "bptt_at_initialisation"],
     vanishing: ["orthogonal_matrix", "rnn_with_recurrent_matrix", "mean_field_fixed_point",
                 "predicted_rate", "measured_rates", "growth_onset", "masked_product_norms",
                 "fitted_rates"],

@@ -333,7 +333,9 @@ def instance(model, name: str, *needs):
         if isinstance(need, type) and not isinstance(model, need):
             shown = (f"torch.nn.{need.__name__}" if need.__module__.startswith("torch.nn")
                      else need.__name__)
-            raise TypeError(f"{name} must be a {shown}, got {describe(model)}")
+            spelled = shown[:2].isupper()  # an acronym is read letter by letter
+            article = "an" if shown[0] in ("AEFHILMNORSX" if spelled else "AEIOU") else "a"
+            raise TypeError(f"{name} must be {article} {shown}, got {describe(model)}")
     return model
 
 
