@@ -9,7 +9,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
-from torch import nn
 from longdep import book
 from longdep.experiments import clipping, rnn, vanishing
 from longdep.models.rnn import ElmanRNN
@@ -17,6 +16,7 @@ from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
 from longdep.plots import vanishing as plots
 from longdep.tasks import key_recall_batch
+from torch import nn
 
 
 def make_batch(generator):
