@@ -39,8 +39,8 @@ def plot_score_scaling(widths, variances: dict[str, list[float]],
         axes[0].plot(widths, variances[name], **style)
         axes[1].plot(widths, max_weights[name], **style)
         axes[2].plot(widths, jacobian_norms[name], **style)
-    axes[0].set(yscale="log", ylabel=words("variance of the score", "得分的方差"),
-                title=words("score variance", "得分方差"))
+    axes[0].set(yscale="log", ylabel=words("variance of the score", "分数的方差"),
+                title=words("score variance", "分数的方差"))
     axes[1].axhline(1 / keys, color="0.4", linestyle=":",
                     label=words(f"uniform, 1/{keys}", f"均匀，1/{keys}"))
     axes[1].set(ylim=(0, 1.05), ylabel=words("mean largest weight", "最大权重的均值"),
@@ -65,8 +65,8 @@ def plot_score_scaling(widths, variances: dict[str, list[float]],
         f"(with the line d_k dotted), the mean largest softmax weight over {keys} keys (with "
         f"the uniform weight 1/{keys} dotted) and the mean norm of the softmax Jacobian. At "
         f"d_k = {top}: {values['unscaled']}; {values['scaled']}.",
-        f"三幅图，横轴为键的宽度 d_k（{widths[0]:g} 到 {top}，对数坐标），分别对应未缩放的得分 "
-        f"q.k 和缩放后的得分 q.k/sqrt(d_k)：得分的方差（点线为 d_k）、{keys} 个键上 softmax "
+        f"三幅图，横轴为键的宽度 d_k（{widths[0]:g} 到 {top}，对数坐标），分别对应未缩放的分数 "
+        f"q.k 和缩放后的分数 q.k/√d_k：分数的方差（点线为 d_k）、{keys} 个键上 softmax "
         f"最大权重的均值（点线为均匀权重 1/{keys}）、softmax 雅可比矩阵范数的均值。在 d_k = "
         f"{top} 处：{values['unscaled']}；{values['scaled']}。"))
 
