@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from longdep import book
-from longdep.experiments import clipping, rnn, vanishing
+from longdep.experiments import clipping, depth, distance, order, rnn, softmax_fading, vanishing
 from longdep.models.rnn import ElmanRNN
 from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
@@ -212,6 +212,56 @@ BAD_INPUTS = [
      TypeError, "fig must be a matplotlib.figure.Figure, got str"),
     ("both_languages", lambda: style.both_languages("plot_bptt_contributions"),
      TypeError, "plot must be a plotting function, got str"),
+    # Chapter 4: what attention knows about order, gradient against distance, deep stacks
+    ("permutation_errors", lambda: order.permutation_errors(abs, torch.zeros(3, 2),
+                                                            torch.arange(3)),
+     ValueError, r"x must be a tensor of shape \(batch, time, features\)"),
+    ("permutation_errors", lambda: order.permutation_errors(abs, torch.zeros(1, 3, 2),
+                                                            torch.tensor([0, 0, 1])),
+     ValueError, r"permutation must reorder 0 \.\. 2"),
+    ("order_errors", lambda: order.order_errors(seeds=[-1]),
+     ValueError, r"seeds\[0\] must be at least 0, got -1"),
+    ("order_errors", lambda: order.order_errors(steps=1),
+     ValueError, "steps must be at least 2, got 1"),
+    ("causal_output_spread", lambda: order.causal_output_spread(batch=1),
+     ValueError, "batch must be at least 2, got 1"),
+    ("chapter_model", lambda: distance.chapter_model("GRU", 8, 2, 1, 10),
+     ValueError, r"name must be one of \['causal Transformer'"),
+    ("distance_profiles", lambda: distance.distance_profiles(lengths=(1,)),
+     ValueError, r"lengths\[0\] must be at least 2, got 1"),
+    ("constant_gate_attention", lambda: distance.constant_gate_attention(8, 2, [0.9]),
+     ValueError, r"gates must hold num_heads = 2 gates in \(0, 1\], got \[0.9\]"),
+    ("constant_gate_attention", lambda: distance.constant_gate_attention(8, 2, [0.0, 1.5]),
+     ValueError, r"gates must be forget gates in \(0, 1\]"),
+    ("alibi_attention", lambda: distance.alibi_attention(torch.nn.Linear(2, 2),
+                                                         torch.zeros(1, 2, 2),
+                                                         torch.ones(1)),
+     TypeError, "layer must be a ForgettingAttention, got Linear"),
+    ("alibi_differences", lambda: distance.alibi_differences(steps=1),
+     ValueError, "steps must be at least 2, got 1"),
+    ("gate_profiles", lambda: distance.gate_profiles(0.9),
+     TypeError, "gates must be a non-empty list of forget gates, got float 0.9"),
+    ("skip_path_jacobians", lambda: depth.skip_path_jacobians(2, 8, 2, 16, True, False,
+                                                              seeds=[0], length=0),
+     ValueError, "length must be at least 1, got 0"),
+    ("layer_gradient_profile", lambda: depth.layer_gradient_profile(0, 8, True, False, False),
+     ValueError, "depth must be at least 1, got 0"),
+    ("layer_gradient_profiles", lambda: depth.layer_gradient_profiles(4, 16),
+     TypeError, "widths must be a list of ints, got int 16"),
+    ("attention_stack", lambda: depth.attention_stack("Mid-LN", 2, 8, 2),
+     ValueError, r"variant must be one of \['attention only'"),
+    ("stack_outputs", lambda: next(depth.stack_outputs("Pre-LN", [1], torch.zeros(1, 2, 8))),
+     TypeError, "layers must be the nn.ModuleList of \\(attention, norm\\) pairs"),
+    ("mean_token_cosine", lambda: depth.mean_token_cosine(torch.zeros(2, 3, 4)),
+     ValueError, r"x must have shape \(1, time, features\) with time >= 2"),
+    ("token_cosines", lambda: depth.token_cosines("Pre-LN", [0]),
+     ValueError, r"depths\[0\] must be at least 1, got 0"),
+    ("scores", lambda: softmax_fading.scores(1),
+     ValueError, "length must be at least 2, got 1"),
+    ("planted_weights", lambda: softmax_fading.planted_weights([16], scale=math.inf),
+     ValueError, "scale must be finite, got inf"),
+    ("predicted_weight", lambda: softmax_fading.predicted_weight(1),
+     ValueError, "length must be at least 2, got 1"),
 ]
 
 
@@ -236,6 +286,12 @@ ENTRY_POINTS = {
             "plot_clipping_runs", "plot_mean_field"],
     style: ["closed_for_display", "words", "joined", "spaced", "localised", "in_language",
             "alt_text", "png", "both_languages"],
+    order: ["permutation_errors", "order_errors", "causal_output_spread"],
+    distance: ["chapter_model", "distance_profiles", "constant_gate_attention", "alibi_attention",
+               "alibi_differences", "gate_profiles"],
+    depth: ["skip_path_jacobians", "layer_gradient_profile", "layer_gradient_profiles",
+            "attention_stack", "stack_outputs", "mean_token_cosine", "token_cosines"],
+    softmax_fading: ["scores", "planted_weights", "predicted_weight"],
     book: ["seed_everything", "reproducible", "use_deterministic_algorithms",
            "power_of_ten_above", "significant", "chapter_glue", "Table", "Bilingual",
            "bilingual", "show", "BilingualFigure"],

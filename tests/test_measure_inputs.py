@@ -36,6 +36,11 @@ F64 = torch.float64
     (lambda: cost.fitted_exponent([1, 2], [math.nan, 2]), ValueError,
      r"values must be finite and positive"),
     (lambda: cost.fitted_exponent([1, 2], [1, 2, 3]), ValueError, r"values must hold 2 numbers"),
+    (lambda: cost.fitted_rate([0, 1], [1.0, -1.0]), ValueError, r"values must be finite and "
+     "positive"),
+    (lambda: cost.fitted_rate([0, 1], [1, 2, 3]), ValueError,
+     r"distances must hold 3 finite numbers, one per value"),
+    (lambda: cost.fitted_rate(["a", "b"], [1, 2]), TypeError, r"distances must hold numbers only"),
     (lambda: cost.crossover_length([1, 2], [-1, 2], [1, 2]), ValueError,
      r"first must be finite and positive"),
     (lambda: cost.crossover_length(3, [1], [1]), TypeError, r"lengths must be a list of numbers"),

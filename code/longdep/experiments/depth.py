@@ -119,6 +119,7 @@ def attention_stack(variant: str, depth: int, d_model: int, num_heads: int) -> n
     """``depth`` (attention, norm) pairs for :func:`stack_outputs`, float64, with the global
     generator's draws; the norm is a LayerNorm, or an Identity for "attention only"."""
     check.choice(variant=(variant, VARIANTS))
+    check.positive(depth=depth)
     layers = nn.ModuleList()
     for _ in range(depth):
         attention = MultiHeadAttention(d_model, num_heads)
@@ -134,6 +135,11 @@ def attention_stack(variant: str, depth: int, d_model: int, num_heads: int) -> n
 def stack_outputs(variant: str, layers: nn.ModuleList, x: torch.Tensor):
     """Yield the output (batch, time, d_model) of every layer of an :func:`attention_stack`
     (self-attention over every position, no mask)."""
+    check.choice(variant=(variant, VARIANTS))
+    if not isinstance(layers, nn.ModuleList) or not all(
+            isinstance(pair, nn.ModuleList) and len(pair) == 2 for pair in layers):
+        raise TypeError(f"layers must be the nn.ModuleList of (attention, norm) pairs that "
+                        f"attention_stack builds, got {check.describe(layers)}")
     for attention, norm in layers:
         if variant == "attention only":
             x = attention(x, x, x)[0]
@@ -148,6 +154,10 @@ def stack_outputs(variant: str, layers: nn.ModuleList, x: torch.Tensor):
 def mean_token_cosine(x: torch.Tensor) -> float:
     """The mean cosine between the vectors of two different positions of x (1, time, features):
     about 0 for independent random vectors, 1 when every position holds the same direction."""
+    check.tensor(x, "x", "(1, time, features)", 3)
+    if x.dim() != 3 or x.size(0) != 1 or x.size(1) < 2:
+        raise ValueError(f"x must have shape (1, time, features) with time >= 2, got "
+                         f"{check.describe(x)}")
     unit = nn.functional.normalize(x[0], dim=-1)
     cosines = unit @ unit.T
     steps = len(cosines)

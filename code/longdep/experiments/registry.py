@@ -74,17 +74,20 @@ LayerMaker = Callable[[int, int, int, int], nn.Module]
 class Table1Row:
     """A row of Vaswani et al.'s (2017) Table 1, as Chapter 4 measures it ("Table 1,
     measured"): ``label`` the paper's name of the layer type, ``column`` a short heading for a
-    printed table (at the chapter's k = 3 and r = 8), ``path_length`` the paper's maximum path
-    length (n the sequence length, k the kernel size, r the window), ``layer`` the layer
-    Chapter 4 stacks, and ``layers_needed``
-    the receptive-field formula: (steps, k, r) -> the fewest layers after which output
-    ``steps - 1`` depends on input 0."""
+    printed table (at the chapter's k = 3 and r = 8), ``path_length`` the maximum path
+    length the paper gives (n the sequence length, k the kernel size, r the window), ``layer``
+    the layer Chapter 4 stacks, ``layers_needed`` the receptive-field formula: (steps, k, r) ->
+    the fewest layers after which output ``steps - 1`` depends on input 0; ``stated_in`` where
+    the paper gives that path length: Table 1 has one convolutional row, O(log_k(n)), and the
+    O(n/k) of contiguous kernels is in the text of its section 4, beside the O(log_k(n)) of
+    dilated ones."""
 
     label: str
     column: str
     path_length: str
     layer: LayerMaker
     layers_needed: Callable[[int, int, int], int]
+    stated_in: str = "Table 1"
 
 
 def dilated_layers_needed(steps: int, kernel_size: int, window: int) -> int:
@@ -226,10 +229,11 @@ KINDS = (
     ModelKind("convolution",
               table_1=Table1Row("convolution", "conv k=3", "O(n/k)",
                                 convolution_layer(dilated=False),
-                                lambda steps, k, r: math.ceil((steps - 1) / (k - 1)))),
+                                lambda steps, k, r: math.ceil((steps - 1) / (k - 1)), "§4")),
     ModelKind("dilated convolution",
               table_1=Table1Row("dilated convolution", "dilated", "O(log_k n)",
-                                convolution_layer(dilated=True), dilated_layers_needed)),
+                                convolution_layer(dilated=True), dilated_layers_needed,
+                                "Table 1, §4")),
     ModelKind(ORDER_BLIND,
               make=lambda shape, size: BagOfTokens(size, shape.width),
               twin=lambda shape: BagOfTokens(shape.input_size, shape.width, last_only=True)),
