@@ -39,39 +39,35 @@ F64 = torch.float64
 @dataclass(frozen=True)
 class Recurrence:
     """One row of the one-recurrence table: ``name`` (English, Chinese), the transition A_t
-    and the write B_t as plain formulas, the parallel form (English, Chinese), the paper, and
-    ``built``, whether the book implements both forms (then :data:`FORM_CHECKS` has it)."""
+    and the write B_t as plain formulas, the parallel form (English, Chinese), and ``built``,
+    whether the book implements both forms (then :data:`FORM_CHECKS` has it). The papers are
+    cited in Chapter 6's prose, beside each row's model."""
 
     name: tuple[str, str]
     transition: str
     write: str
     parallel: tuple[str, str]
-    paper: str
     built: bool
 
 
 RECURRENCES = (
     Recurrence(("linear attention", "线性注意力"), "I", "φ(k_t) v_tᵀ",
-               ("causal kernel attention", "因果核注意力"), "Katharopoulos et al. 2020", True),
+               ("causal kernel attention", "因果核注意力"), True),
     Recurrence(("GLA", "GLA"), "diag(α_t)", "k_t v_tᵀ",
-               ("attention masked by per-channel decays", "按通道衰减掩码的注意力"),
-               "Yang et al. 2024 (GLA)", True),
+               ("attention masked by per-channel decays", "按通道衰减掩码的注意力"), True),
     Recurrence(("mLSTM (xLSTM)", "mLSTM（xLSTM）"), "f_t I", "i_t k_t v_tᵀ",
-               ("attention masked by gate products", "以门的乘积为掩码的注意力"),
-               "Beck et al. 2024", False),
+               ("attention masked by gate products", "以门的乘积为掩码的注意力"), False),
     Recurrence(("selective SSM", "选择性 SSM"), "diag(exp(Δ_t A))", "B̄_t x_t",
-               ("parallel scan", "并行扫描"), "Gu & Dao 2023 (Mamba)", True),
+               ("parallel scan", "并行扫描"), True),
     Recurrence(("scalar SSM (Mamba-2)", "标量 SSM（Mamba-2）"), "a_t I", "B_t x_tᵀ",
                ("attention masked by L_ij = a_{j+1} ⋯ a_i",
-                "以 L_ij = a_{j+1} ⋯ a_i 为掩码的注意力"),
-               "Dao & Gu 2024", True),
+                "以 L_ij = a_{j+1} ⋯ a_i 为掩码的注意力"), True),
     Recurrence(("minGRU", "minGRU"), "diag(1 − z_t)", "z_t ⊙ h̃_t",
-               ("parallel scan", "并行扫描"), "Feng et al. 2024", True),
+               ("parallel scan", "并行扫描"), True),
     Recurrence(("DeltaNet", "DeltaNet"), "I − β_t k_t k_tᵀ", "β_t k_t v_tᵀ",
-               ("chunks, WY form", "分块，WY 形式"), "Schlag et al. 2021; Yang et al. 2024",
-               True),
+               ("chunks, WY form", "分块，WY 形式"), True),
     Recurrence(("Gated DeltaNet", "门控 DeltaNet"), "α_t (I − β_t k_t k_tᵀ)", "β_t k_t v_tᵀ",
-               ("chunks, WY form", "分块，WY 形式"), "Yang et al. 2025", True),
+               ("chunks, WY form", "分块，WY 形式"), True),
 )
 """The table's rows, in its order (Chapter 6, "One recurrence for every model")."""
 
@@ -146,8 +142,8 @@ model is asserted below it (Chapter 6 prints the threshold, never the digits).""
 
 
 def recurrence_table(differences: dict[str, float] | None = None) -> Table:
-    """The one-recurrence table in both languages: model, A_t, B_t, the parallel form, the
-    paper and, with ``differences`` (:func:`form_differences`), whether the book's two forms
+    """The one-recurrence table in both languages: model, A_t, B_t, the parallel form and,
+    with ``differences`` (:func:`form_differences`), whether the book's two forms
     agree below :data:`ROUND_OFF` (the difference itself where they do not; "not built here"
     for a row the book does not implement)."""
     if differences is not None:
@@ -157,12 +153,12 @@ def recurrence_table(differences: dict[str, float] | None = None) -> Table:
         missing = [name for name in FORM_CHECKS if name not in differences]
         if missing:
             raise ValueError(f"differences lacks the rows {missing}")
-    header = [("model", "模型"), "A_t", "B_t", ("parallel form", "并行形式"), ("paper", "文献")]
+    header = [("model", "模型"), "A_t", "B_t", ("parallel form", "并行形式")]
     if differences is not None:
         header.append(("|parallel − recurrent|", "|并行 − 循环|"))
     rows = []
     for row in RECURRENCES:
-        cells = [row.name, row.transition, row.write, row.parallel, row.paper]
+        cells = [row.name, row.transition, row.write, row.parallel]
         if differences is not None and not row.built:
             cells.append(("not built here", "本书未实现"))
         elif differences is not None:
@@ -174,6 +170,12 @@ def recurrence_table(differences: dict[str, float] | None = None) -> Table:
 
 GRADIENT_MODELS = ("minGRU", "minGRU, keep bias", "scalar SSM (Mamba-2)", "Gated DeltaNet")
 """The registry's models whose gradient over distance Chapter 6 adds to its figure."""
+
+GRADIENT_NAMES = {"minGRU": ("minGRU", "minGRU"),
+                  "minGRU, keep bias": ("minGRU with keep bias", "带保留偏置的 minGRU"),
+                  "scalar SSM (Mamba-2)": ("scalar SSM (Mamba-2)", "标量 SSM（Mamba-2）"),
+                  "Gated DeltaNet": ("Gated DeltaNet", "门控 DeltaNet")}
+"""The names of :data:`GRADIENT_MODELS` in both languages, as tables and figures show them."""
 
 
 def gradient_ratio_draws(names: Sequence[str] = GRADIENT_MODELS, steps: int = 201,

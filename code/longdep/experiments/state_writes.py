@@ -165,6 +165,6 @@ def pair_recall_table(runs: dict[tuple[str, str], PairRecallRuns], solved: float
                      Bilingual(*(f"{solved_count} {word}" if word else str(solved_count)
                                  for word in words)),
                      f"{middle.median:.2f} ({middle.low:.2f}–{middle.high:.2f})"])
-    return Table([("model", "模型"), ("MQAR task", "MQAR 任务"),
+    return Table([("model", "模型"), ("MQAR task", "任务"),
                   (f"seeds with accuracy ≥ {solved:g}", f"准确率 ≥ {solved:g} 的种子"),
                   ("median accuracy (range)", "准确率中位数（范围）")], rows)

@@ -16,13 +16,11 @@ from longdep.plots.style import closed_for_display, joined, localised, words
 MOST_CURVES = 6  # one colour each, from the style's cycle
 
 
-def _band(ax, x: np.ndarray, values: np.ndarray, label: str, **style):
-    """Draw the median over draws (rows of ``values``) as a line and the range as a band;
-    return the line."""
+def _band(ax, x: np.ndarray, values: np.ndarray, label: str, **style) -> None:
+    """Draw the median over draws (rows of ``values``) as a line and the range as a band."""
     line, = ax.plot(x, np.median(values, axis=0), label=label, **style)
     ax.fill_between(x, values.min(axis=0), values.max(axis=0), color=line.get_color(),
                     alpha=0.18, linewidth=0)
-    return line
 
 
 def plot_recurrence_gradients(ratios: dict, products: dict, distance: int):
@@ -50,10 +48,11 @@ def plot_recurrence_gradients(ratios: dict, products: dict, distance: int):
     fig, ax = plt.subplots(figsize=(7.2, 4.0), layout="constrained")
     d = np.arange(1, steps)
     for name, values in ratios.items():
-        line = _band(ax, d, np.asarray(values, dtype=float)[:, 1:], localised(name))
+        _band(ax, d, np.asarray(values, dtype=float)[:, 1:], localised(name))
         if name in products:
+            # dark and on top: it lies on the model's own line, which would hide it
             ax.plot(d, np.median(np.asarray(products[name], dtype=float)[:, 1:], axis=0),
-                    color=line.get_color(), ls="--", lw=1.2,
+                    color="0.1", ls=(0, (4, 3)), lw=1.0, zorder=3,
                     label=words(f"{localised(name)}: product of 1 − z",
                                 f"{localised(name)}：1 − z 的乘积"))
     ax.axvline(distance, color="grey", lw=0.8, ls=":")
@@ -63,7 +62,7 @@ def plot_recurrence_gradients(ratios: dict, products: dict, distance: int):
     ax.set_ylabel(r"$\|\partial L/\partial x_{T-d}\| \,/\, \|\partial L/\partial x_T\|$")
     draws = np.shape(next(iter(ratios.values())))[0]
     ax.set_title(words(f"at initialisation, float64: median and range over {draws} draws",
-                       f"初始化时，float64：{draws} 次抽样的中位数与范围"))
+                       f"初始化时，float64：{draws} 次抽样的中位数和范围"))
     ax.legend(fontsize=8, loc="lower left")
     return closed_for_display(fig, alt=_gradients_alt(ratios, products, distance))
 
@@ -126,7 +125,7 @@ def plot_write_rules(key_counts, recalls: dict, key_size: int):
                             f"写入的键数（点线：键的维数 {key_size}）"))
     axes[0].set_ylim(0, 1.05)
     axes[0].set_ylabel(words("fraction of reads right\n(median and range over draws)",
-                             "读对的比例\n（各次抽样的中位数与范围）"))
+                             "读对的比例\n（各次抽样的中位数和范围）"))
     axes[0].legend(fontsize=8, loc="lower left")
     return closed_for_display(fig, alt=_write_alt(counts, recalls, key_size))
 
@@ -149,5 +148,5 @@ def _write_alt(counts: np.ndarray, recalls: dict, key_size: int) -> str:
         f"and range over draws. Left, reading a key written twice for its newer value: "
         f"{ends(True)}. Right, reading distinct keys: {ends(False)}.",
         f"两幅图：读对的比例随写入键数（{first} 到 {last}，对数坐标）的变化，键的维数为 "
-        f"{key_size}（点线），各次抽样的中位数与范围。左图，读一个写过两次的键，要新值："
+        f"{key_size}（点线），各次抽样的中位数和范围。左图，读一个写过两次的键，要新值："
         f"{ends(True)}。右图，读互不相同的键：{ends(False)}。")
