@@ -4,12 +4,15 @@ table, the gradient over distance against the product of minGRU's keep gates (au
 gradients), the delta rule against the additive write, untrained and trained, and the new
 mixers."""
 
+import numpy as np
 import pytest
 import torch
 from longdep.experiments import recurrences, state_writes
 from longdep.experiments.mqar import MQARSetting, mqar_accuracies
 from longdep.experiments.registry import KIND, ModelShape
 from longdep.models.mixers import StateSelfMixer, mixer_stack
+from longdep.plots import recurrences as recurrence_plots
+from longdep.plots import style
 from longdep.seeds import manual_seed, seeded_generator
 from longdep.tasks import mqar_reassigned_batch
 
@@ -238,3 +241,26 @@ def test_the_table_counts_seeds_with_their_interval_and_word():
     assert "10/10 (0.72-1.00) almost always" in english and "0.95 (0.95–0.95)" in english
     assert "1/10 (0.02-0.40) rarely" in english and "0.50 (0.50–0.90)" in english
     assert "几乎总是" in chinese and "门控" not in chinese and "加性写入" in chinese
+
+
+# ---- figures: what the alt texts say comes from the data drawn ------------------------------
+
+def test_the_gradient_figure_reads_the_medians_it_draws():
+    d = np.arange(11.0)
+    ratios = {"a": np.stack([0.5**d, 0.3**d, 0.6**d]), "b": np.stack([0.9**d] * 3)}
+    fig = recurrence_plots.plot_recurrence_gradients(ratios, {"a": ratios["a"]}, 4)
+    alt = style.alt_text(fig)
+    assert f"a {0.5**4:.1e}, {0.5**10:.1e}" in alt and f"b {0.9**4:.1e}" in alt
+    assert "dashed, for a," in alt
+    with style.in_language("zh"):
+        fig = recurrence_plots.plot_recurrence_gradients(ratios, {}, 4)
+    assert "虚线" not in style.alt_text(fig) and "中位数" in style.alt_text(fig)
+
+
+def test_the_write_figure_reads_each_rules_medians():
+    recalls = {(True, "delta"): np.ones((3, 2)), (True, "additive"): np.full((3, 2), 0.5),
+               (False, "delta"): np.array([[1.0, 0.4]] * 3),
+               (False, "additive"): np.array([[1.0, 0.8]] * 3)}
+    alt = style.alt_text(recurrence_plots.plot_write_rules([8, 64], recalls, 32))
+    assert "delta rule from 1.00 to 1.00, additive write from 0.50 to 0.50" in alt
+    assert "delta rule from 1.00 to 0.40, additive write from 1.00 to 0.80" in alt
