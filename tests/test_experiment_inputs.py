@@ -10,8 +10,19 @@ import numpy as np
 import pytest
 import torch
 from longdep import book
-from longdep.experiments import clipping, depth, distance, order, rnn, softmax_fading, vanishing
+from longdep.experiments import (
+    clipping,
+    depth,
+    distance,
+    order,
+    recurrences,
+    rnn,
+    softmax_fading,
+    state_writes,
+    vanishing,
+)
 from longdep.models.rnn import ElmanRNN
+from longdep.plots import recurrences as recurrence_plots
 from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
 from longdep.plots import vanishing as plots
@@ -33,6 +44,9 @@ def closed_figure():
 
 
 ARRAY = np.ones(5)
+RUNS = {("DeltaNet", "reassigned"): state_writes.PairRecallRuns(torch.ones(10), torch.ones(10, 3))}
+WRITE_RECALLS = {(reassigned, write): np.full((3, 2), 0.5) for reassigned in (True, False)
+                 for write in ("delta", "additive")}
 
 # (entry point, call, exception, message pattern): one row per entry point at least
 BAD_INPUTS = [
@@ -262,6 +276,59 @@ BAD_INPUTS = [
      ValueError, "scale must be finite, got inf"),
     ("predicted_weight", lambda: softmax_fading.predicted_weight(1),
      ValueError, "length must be at least 2, got 1"),
+    # Chapter 6, "One recurrence for every model" and "How a state is written"
+    ("form_differences", lambda: recurrences.form_differences(features=6),
+     ValueError, "features must be a multiple of twelve, got features=6"),
+    ("form_differences", lambda: recurrences.form_differences(steps=0),
+     ValueError, "steps must be at least 1, got 0"),
+    ("recurrence_table", lambda: recurrences.recurrence_table({"minGRU": 0.0}),
+     ValueError, r"differences lacks the rows \['linear attention'"),
+    ("recurrence_table", lambda: recurrences.recurrence_table([0.0]),
+     TypeError, "differences must be a dict from form_differences, got list"),
+    ("gradient_ratio_draws", lambda: recurrences.gradient_ratio_draws(["Mamba"]),
+     ValueError, "names must be models of the registry, got 'Mamba'"),
+    ("gradient_ratio_draws", lambda: recurrences.gradient_ratio_draws(steps=1),
+     ValueError, "steps must be at least 2, got 1"),
+    ("keep_product_ratios", lambda: recurrences.keep_product_ratios("GRU"),
+     ValueError, "name must be 'minGRU' or 'minGRU, keep bias', got 'GRU'"),
+    ("keep_product_ratios", lambda: recurrences.keep_product_ratios(draws=0),
+     ValueError, "draws must be at least 1, got 0"),
+    ("per_step_factors", lambda: recurrences.per_step_factors(torch.ones(2, 10), fit=(5, 3)),
+     ValueError, r"fit must be \(first, last\) with first < last, got \(5, 3\)"),
+    ("per_step_factors", lambda: recurrences.per_step_factors(torch.ones(10)),
+     ValueError, r"ratios must have shape \(draws, steps\)"),
+    ("write_recall", lambda: state_writes.write_recall("hebbian", 4, True),
+     ValueError, r"write must be one of \['delta', 'additive'\], got 'hebbian'"),
+    ("write_recall", lambda: state_writes.write_recall("delta", 4, 1),
+     TypeError, "reassigned must be True or False, got int 1"),
+    ("write_recall", lambda: state_writes.write_recall("delta", 4, True, beta=math.nan),
+     ValueError, "beta must be finite, got nan"),
+    ("write_recall_grid", lambda: state_writes.write_recall_grid([8, 0]),
+     ValueError, r"key_counts\[1\] must be at least 1, got 0"),
+    ("pair_recall_runs", lambda: state_writes.pair_recall_runs("LSTM", "distinct", 2),
+     ValueError, "name must be a mixer model of the registry, got 'LSTM'"),
+    ("pair_recall_runs", lambda: state_writes.pair_recall_runs("DeltaNet", "shuffled", 2),
+     ValueError, r"task must be one of \['distinct', 'reassigned'\], got 'shuffled'"),
+    ("pair_recall_runs", lambda: state_writes.pair_recall_runs("DeltaNet", "distinct", 17),
+     ValueError, r"pairs must be in \[1, 16\], got 17"),
+    ("pair_recall_grid", lambda: state_writes.pair_recall_grid(["DeltaNet"], 2),
+     TypeError, "runs must be a non-empty list of \\(model, task\\) pairs, got list"),
+    ("pair_recall_table", lambda: state_writes.pair_recall_table({}, 0.9),
+     TypeError, "runs must be a non-empty dict of PairRecallRuns, got dict"),
+    ("pair_recall_table", lambda: state_writes.pair_recall_table(RUNS, 1.5),
+     ValueError, r"solved must be in \[0, 1\], got 1.5"),
+    ("plot_recurrence_gradients",
+     lambda: recurrence_plots.plot_recurrence_gradients({"a": np.ones((2, 5))},
+                                                        {"b": np.ones((2, 5))}, 2),
+     ValueError, r"products has keys \['b'\] that ratios lacks"),
+    ("plot_recurrence_gradients",
+     lambda: recurrence_plots.plot_recurrence_gradients({"a": np.ones((2, 5))}, {}, 5),
+     ValueError, r"distance must be an int in \[1, 4\], got 5"),
+    ("plot_write_rules", lambda: recurrence_plots.plot_write_rules([8, 16], {}, 32),
+     ValueError, r"recalls must map each of"),
+    ("plot_write_rules",
+     lambda: recurrence_plots.plot_write_rules([8, 16], WRITE_RECALLS, 0),
+     ValueError, "key_size must be a positive int, got 0"),
 ]
 
 
@@ -284,6 +351,11 @@ ENTRY_POINTS = {
     rnn_plots: ["plot_bptt_contributions"],
     plots: ["plot_matrix_powers", "plot_regimes", "plot_input_scales", "plot_cliff",
             "plot_clipping_runs", "plot_mean_field"],
+    recurrences: ["form_differences", "recurrence_table", "gradient_ratio_draws",
+                  "keep_product_ratios", "per_step_factors"],
+    state_writes: ["write_recall", "write_recall_grid", "pair_recall_runs", "pair_recall_grid",
+                   "pair_recall_table"],
+    recurrence_plots: ["plot_recurrence_gradients", "plot_write_rules"],
     style: ["closed_for_display", "words", "joined", "spaced", "localised", "in_language",
             "alt_text", "png", "both_languages"],
     order: ["permutation_errors", "order_errors", "causal_output_spread"],
@@ -305,10 +377,10 @@ def test_every_entry_point_taking_arguments_has_a_bad_input_row():
         public = {name for name, value in vars(module).items()
                   if callable(value) and not name.startswith("_")
                   and getattr(value, "__module__", None) == module.__name__}
-        # the result types (NamedTuples), the style set-up and the Chinese font's look-up (no
-        # arguments) take no input
+        # the result types (NamedTuples, the table row Recurrence), the style set-up and the
+        # Chinese font's look-up (no arguments) take no input
         public -= {"DescentPath", "SeedRuns", "Cliff", "use_book_style", "share_parsed_mathtext",
-                   "chinese_font"}
+                   "chinese_font", "Recurrence", "PairRecallRuns"}
         assert public == set(names), f"{module.__name__}: {public ^ set(names)}"
         assert set(names) <= tested
 
@@ -343,6 +415,9 @@ def test_ordinary_inputs_still_work():
                                  1.0),
         plots.plot_mean_field(ARRAY, list(ARRAY), (1, 2), np.ones((2, 3)), 1.5),
         style.closed_for_display(closed_figure()),
+        recurrence_plots.plot_recurrence_gradients({"a": np.ones((2, 5))},
+                                                   {"a": np.ones((2, 5))}, 2),
+        recurrence_plots.plot_write_rules([8, 16], WRITE_RECALLS, 32),
     ):
         assert isinstance(fig, matplotlib.figure.Figure)
     assert book.power_of_ten_above(np.float32(0.003)) == pytest.approx(0.01)

@@ -38,6 +38,7 @@ SMOKE = {
     "diagonal": "diagonal.DiagonalLinearRNN(3, 4)(torch.randn(2, 5, 3))",
     "lru": "lru.LRU(3, 4)(torch.randn(2, 5, 3))",
     "forgetting": "forgetting.ForgettingAttention(4, 2)(torch.randn(2, 5, 4))",
+    "gla": "q = torch.randn(2, 5, 4); gla.gla_attention(q, q, q, -torch.rand(2, 5, 4))",
 }
 
 

@@ -1,6 +1,7 @@
 """Synthetic tasks with a known long-range dependency (Chapter 3 onwards)."""
 
 import torch
+from torch import nn
 
 from longdep.models import _checks as check
 
@@ -36,6 +37,21 @@ def key_recall_batch(
     return torch.cat([keys_and_distractors, query], dim=1), keys_and_distractors[:, 0]
 
 
+def distinct_keys(batch_size: int, num_pairs: int, num_keys: int, num_values: int,
+                  generator: torch.Generator | None) -> torch.Tensor:
+    """``num_pairs`` distinct keys from {0, ..., num_keys - 1} for each of ``batch_size``
+    sequences of multi-query associative recall, (batch, num_pairs) int64, after checking the
+    arguments of :func:`mqar_batch` and :func:`mqar_reassigned_batch` (Chapter 6)."""
+    check.positive(batch_size=batch_size, num_pairs=num_pairs, num_keys=num_keys)
+    check.int_range(2, None, num_values=num_values)
+    check.generator(generator)
+    if num_pairs > num_keys:
+        raise ValueError(f"num_pairs must be at most num_keys = {num_keys} (the keys of a "
+                         f"sequence are distinct), got {num_pairs}")
+    scores = torch.rand(batch_size, num_keys, generator=generator)
+    return scores.argsort(dim=1)[:, :num_pairs]
+
+
 def mqar_batch(
     batch_size: int,
     num_pairs: int,
@@ -57,14 +73,7 @@ def mqar_batch(
 
     Returns tokens (batch, 2 * num_pairs, 2) and targets (batch, num_pairs), both int64.
     """
-    check.positive(batch_size=batch_size, num_pairs=num_pairs, num_keys=num_keys)
-    check.int_range(2, None, num_values=num_values)
-    check.generator(generator)
-    if num_pairs > num_keys:
-        raise ValueError(f"num_pairs must be at most num_keys = {num_keys} (the keys of a "
-                         f"sequence are distinct), got {num_pairs}")
-    scores = torch.rand(batch_size, num_keys, generator=generator)
-    keys = scores.argsort(dim=1)[:, :num_pairs]  # distinct keys, (batch, num_pairs)
+    keys = distinct_keys(batch_size, num_pairs, num_keys, num_values, generator)
     values = torch.randint(0, num_values, (batch_size, num_pairs), generator=generator)
     order = torch.rand(batch_size, num_pairs, generator=generator).argsort(dim=1)
     query_keys = keys.gather(1, order)  # (batch, num_pairs)
@@ -72,3 +81,40 @@ def mqar_batch(
     tokens = torch.cat([torch.stack([keys, values], dim=-1),
                         torch.stack([query_keys, asked], dim=-1)], dim=1)
     return tokens, values.gather(1, order)
+
+
+def mqar_reassigned_batch(
+    batch_size: int,
+    num_pairs: int,
+    num_keys: int = 32,
+    num_values: int = 16,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch of multi-query associative recall in which every key is reassigned: the last
+    write wins (Chapter 6, "How a state is written"; the layout of :func:`mqar_batch`).
+
+    Each of ``num_pairs`` distinct keys is written twice, on two of the first ``2 * num_pairs``
+    steps in a random order, the second time with a new value (never the first one again); the
+    next ``2 * num_pairs`` steps ask for every key twice, in a random order, with the id
+    ``num_values`` ("value asked for"). The target of a query is the key's later value, so a
+    model must replace what it stored, not add to it: the old value is always wrong.
+
+    Returns tokens (batch, 4 * num_pairs, 2) and targets (batch, 2 * num_pairs), both int64.
+    """
+    keys = distinct_keys(batch_size, num_pairs, num_keys, num_values, generator)
+    first = torch.randint(0, num_values, (batch_size, num_pairs), generator=generator)
+    shift = torch.randint(1, num_values, (batch_size, num_pairs), generator=generator)
+    values = torch.cat([first, (first + shift) % num_values], dim=1)  # (batch, 2 pairs)
+
+    def twice_shuffled() -> torch.Tensor:  # each of the pairs' indices twice, in a random order
+        order = torch.rand(batch_size, 2 * num_pairs, generator=generator).argsort(dim=1)
+        return order % num_pairs  # (batch, 2 pairs)
+
+    slots = twice_shuffled()
+    seen = nn.functional.one_hot(slots, num_pairs).cumsum(dim=1).gather(2, slots[..., None])
+    step_values = values.gather(1, slots + num_pairs * (seen[..., 0] - 1))  # 0 first, 1 later
+    asked = twice_shuffled()
+    tokens = torch.cat([torch.stack([keys.gather(1, slots), step_values], dim=-1),
+                        torch.stack([keys.gather(1, asked),
+                                     torch.full_like(asked, num_values)], dim=-1)], dim=1)
+    return tokens, values[:, num_pairs:].gather(1, asked)

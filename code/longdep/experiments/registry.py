@@ -27,6 +27,7 @@ from longdep.models.bag import BagOfTokens
 from longdep.models.conv import CausalConvolution
 from longdep.models.gru import GRU
 from longdep.models.lstm import LSTM
+from longdep.models.mingru import MinGRU
 from longdep.models.mixers import MIXERS, mixer_stack
 from longdep.models.rnn import ElmanRNN
 from longdep.models.transformer import EncoderStack
@@ -243,6 +244,14 @@ KINDS = (
     ModelKind("GRU", make=lambda shape, size: GRU(size, shape.width), recurrent=True,
               twin=lambda shape: GRU(shape.input_size, shape.width).to_torch()),
     ModelKind(LAST_POSITION_ENCODER, make=last_position_encoder),
+    # Chapter 6, "One recurrence for every model": S_t = A_t S_{t-1} + B_t, one layer each
+    ModelKind("scalar SSM (Mamba-2)", mixer="ssd"),
+    ModelKind("DeltaNet", mixer="delta"),
+    ModelKind("Gated DeltaNet", mixer="gated delta"),
+    ModelKind("additive write", mixer="additive"),
+    ModelKind("minGRU", make=lambda shape, size: MinGRU(size, shape.width)),
+    ModelKind("minGRU, keep bias",
+              make=lambda shape, size: MinGRU(size, shape.width, forget_bias=shape.forget_bias)),
 )
 """Every kind of model of the book, once."""
 
