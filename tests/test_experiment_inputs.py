@@ -11,6 +11,7 @@ import pytest
 import torch
 from longdep import book
 from longdep.experiments import clipping, rnn, vanishing
+from longdep.models.rnn import ElmanRNN
 from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
 from longdep.plots import vanishing as plots
@@ -34,6 +35,21 @@ ARRAY = np.ones(5)
 
 # (entry point, call, exception, message pattern): one row per entry point at least
 BAD_INPUTS = [
+    ("bptt_at_initialisation", lambda: rnn.bptt_at_initialisation(reach=40),
+     ValueError, "reach must be below the 40 steps, got 40"),
+    ("loss_term_state_gradients",
+     lambda: rnn.loss_term_state_gradients(torch.nn.RNN(2, 3), torch.zeros(1, 2, 2),
+                                           torch.zeros(1, 2, 3)),
+     TypeError, "rnn must be a ElmanRNN, got RNN"),
+    ("double_sum_terms",
+     lambda: rnn.double_sum_terms(ElmanRNN(2, 3), torch.zeros(1, 4, 2), torch.zeros(1, 4, 3),
+                                  per_term=torch.zeros(2, 2)),
+     ValueError, r"per_term must have shape \(time, batch, time, hidden\) = \(4, 1, 4, 3\)"),
+    ("truncation_errors", lambda: rnn.truncation_errors(torch.zeros(3, 4, 2, 2), [1]),
+     ValueError, r"terms must be a tensor of shape \(time, time, hidden, hidden\), got a "
+     r"float32 tensor of shape \(3, 4, 2, 2\)"),
+    ("truncation_errors", lambda: rnn.truncation_errors(torch.zeros(3, 3, 2, 2), [-1]),
+     ValueError, r"taus\[0\] must be at least 0, got -1"),
     ("default_recurrent_spectrum", lambda: rnn.default_recurrent_spectrum({16: 0}),
      ValueError, r"seeds_per_size\[16\] must be at least 1, got 0"),
     ("default_recurrent_spectrum", lambda: rnn.default_recurrent_spectrum([16]),
@@ -203,7 +219,8 @@ def test_bad_input_gets_a_clear_error(entry, call, error, message):
 
 
 ENTRY_POINTS = {
-    rnn: ["default_recurrent_spectrum"],
+    rnn: ["default_recurrent_spectrum", "bptt_at_initialisation", "loss_term_state_gradients",
+          "double_sum_terms", "truncation_errors"],
     vanishing: ["orthogonal_matrix", "rnn_with_recurrent_matrix", "mean_field_fixed_point",
                 "predicted_rate", "measured_rates", "growth_onset", "masked_product_norms",
                 "fitted_rates"],
