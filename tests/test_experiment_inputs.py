@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from longdep import book
-from longdep.experiments import clipping, rnn, vanishing
+from longdep.experiments import clipping, recall_grid, rnn, vanishing
 from longdep.models.rnn import ElmanRNN
 from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
@@ -35,6 +35,14 @@ ARRAY = np.ones(5)
 
 # (entry point, call, exception, message pattern): one row per entry point at least
 BAD_INPUTS = [
+    ("perturbed_core", lambda: recall_grid.perturbed_core("GRU", 2.0),
+     ValueError, r"scale must lie in \(0, 1\), got 2.0"),
+    ("perturbed_core", lambda: recall_grid.perturbed_core("LSTM", 1e-6),
+     ValueError, "row must be one of"),
+    ("perturbed_accuracies", lambda: recall_grid.perturbed_accuracies("GRU", 0, 1e-6),
+     ValueError, "distance must be at least 1, got 0"),
+    ("perturbed_accuracies", lambda: recall_grid.perturbed_accuracies("GRU", 5, math.nan),
+     ValueError, "scale must be finite, got nan"),
     ("bptt_at_initialisation", lambda: rnn.bptt_at_initialisation(reach=40),
      ValueError, "reach must be below the 40 steps, got 40"),
     ("loss_term_state_gradients",
