@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from longdep import book
-from longdep.experiments import clipping, recall_grid, rnn, vanishing
+from longdep.experiments import clipping, recall_grid, rnn, summary, text, vanishing
 from longdep.models.rnn import ElmanRNN
 from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
@@ -35,6 +35,12 @@ ARRAY = np.ones(5)
 
 # (entry point, call, exception, message pattern): one row per entry point at least
 BAD_INPUTS = [
+    ("joined_summary_table",
+     lambda: summary.joined_summary_table({"LSTM": {}}, [4, 8, 16], ("a", "甲"), {}),
+     ValueError, "counted and column must be dicts of the same models"),
+    ("context_use",
+     lambda: text.context_use(None, beside={"LSTM": (sorted, ([1],))}),
+     ValueError, "beside must not use a model's name as a key"),
     ("perturbed_core", lambda: recall_grid.perturbed_core("GRU", 2.0),
      ValueError, r"scale must lie in \(0, 1\), got 2.0"),
     ("perturbed_core", lambda: recall_grid.perturbed_core("LSTM", 1e-6),
