@@ -4,14 +4,16 @@ tests/test_model_inputs.py."""
 
 import math
 
+import longdep.experiments.recall_grid as recall_grid
+import longdep.experiments.summary as summary
+import longdep.experiments.text as text
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
 from longdep import book
-from longdep.experiments import clipping, recall_grid, rnn, summary, text, vanishing
-from longdep.models.rnn import ElmanRNN
+from longdep.experiments import clipping, rnn, vanishing
 from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
 from longdep.plots import vanishing as plots
@@ -35,35 +37,6 @@ ARRAY = np.ones(5)
 
 # (entry point, call, exception, message pattern): one row per entry point at least
 BAD_INPUTS = [
-    ("joined_summary_table",
-     lambda: summary.joined_summary_table({"LSTM": {}}, [4, 8, 16], ("a", "甲"), {}),
-     ValueError, "counted and column must be dicts of the same models"),
-    ("context_use",
-     lambda: text.context_use(None, beside={"LSTM": (sorted, ([1],))}),
-     ValueError, "beside must not use a model's name as a key"),
-    ("perturbed_core", lambda: recall_grid.perturbed_core("GRU", 2.0),
-     ValueError, r"scale must lie in \(0, 1\), got 2.0"),
-    ("perturbed_core", lambda: recall_grid.perturbed_core("LSTM", 1e-6),
-     ValueError, "row must be one of"),
-    ("perturbed_accuracies", lambda: recall_grid.perturbed_accuracies("GRU", 0, 1e-6),
-     ValueError, "distance must be at least 1, got 0"),
-    ("perturbed_accuracies", lambda: recall_grid.perturbed_accuracies("GRU", 5, math.nan),
-     ValueError, "scale must be finite, got nan"),
-    ("bptt_at_initialisation", lambda: rnn.bptt_at_initialisation(reach=40),
-     ValueError, "reach must be below the 40 steps, got 40"),
-    ("loss_term_state_gradients",
-     lambda: rnn.loss_term_state_gradients(torch.nn.RNN(2, 3), torch.zeros(1, 2, 2),
-                                           torch.zeros(1, 2, 3)),
-     TypeError, "rnn must be a ElmanRNN, got RNN"),
-    ("double_sum_terms",
-     lambda: rnn.double_sum_terms(ElmanRNN(2, 3), torch.zeros(1, 4, 2), torch.zeros(1, 4, 3),
-                                  per_term=torch.zeros(2, 2)),
-     ValueError, r"per_term must have shape \(time, batch, time, hidden\) = \(4, 1, 4, 3\)"),
-    ("truncation_errors", lambda: rnn.truncation_errors(torch.zeros(3, 4, 2, 2), [1]),
-     ValueError, r"terms must be a tensor of shape \(time, time, hidden, hidden\), got a "
-     r"float32 tensor of shape \(3, 4, 2, 2\)"),
-    ("truncation_errors", lambda: rnn.truncation_errors(torch.zeros(3, 3, 2, 2), [-1]),
-     ValueError, r"taus\[0\] must be at least 0, got -1"),
     ("default_recurrent_spectrum", lambda: rnn.default_recurrent_spectrum({16: 0}),
      ValueError, r"seeds_per_size\[16\] must be at least 1, got 0"),
     ("default_recurrent_spectrum", lambda: rnn.default_recurrent_spectrum([16]),
@@ -124,6 +97,20 @@ BAD_INPUTS = [
     ("train_settings",
      lambda: clipping.train_settings({"a": 0.1}, 3.0, 2, make_batch, 1, hidden_size=4),
      TypeError, r"settings\['a'\] must be a pair \(lr, threshold\), got float 0.1"),
+    ("perturbed_core", lambda: recall_grid.perturbed_core("GRU", 2.0),
+     ValueError, r"scale must lie in \(0, 1\), got 2.0"),
+    ("perturbed_core", lambda: recall_grid.perturbed_core("LSTM", 1e-6),
+     ValueError, "row must be one of"),
+    ("perturbed_accuracies", lambda: recall_grid.perturbed_accuracies("GRU", 0, 1e-6),
+     ValueError, "distance must be at least 1, got 0"),
+    ("perturbed_accuracies", lambda: recall_grid.perturbed_accuracies("GRU", 5, math.nan),
+     ValueError, "scale must be finite, got nan"),
+    ("joined_summary_table",
+     lambda: summary.joined_summary_table({"LSTM": {}}, [4, 8, 16], ("a", "甲"), {}),
+     ValueError, "counted and column must be dicts of the same models"),
+    ("context_use",
+     lambda: text.context_use(None, beside={"LSTM": (sorted, ([1],))}),
+     ValueError, "beside must not use a model's name as a key"),
     ("plot_bptt_contributions",
      lambda: rnn_plots.plot_bptt_contributions(np.ones((4, 4)), np.ones(3)),
      ValueError, (r"loss_to_step must have 3 entries along axis 0, got a float64 array of "
@@ -233,8 +220,7 @@ def test_bad_input_gets_a_clear_error(entry, call, error, message):
 
 
 ENTRY_POINTS = {
-    rnn: ["default_recurrent_spectrum", "bptt_at_initialisation", "loss_term_state_gradients",
-          "double_sum_terms", "truncation_errors"],
+    rnn: ["default_recurrent_spectrum"],
     vanishing: ["orthogonal_matrix", "rnn_with_recurrent_matrix", "mean_field_fixed_point",
                 "predicted_rate", "measured_rates", "growth_onset", "masked_product_norms",
                 "fitted_rates"],

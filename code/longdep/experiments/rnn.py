@@ -110,9 +110,6 @@ def truncation_errors(terms: torch.Tensor, taus) -> dict[int, float]:
     0 <= t - k <= tau of the double sum G = sum of ``terms`` (time, time, hidden, hidden), as
     :func:`double_sum_terms` returns them: truncated BPTT when every loss term is sent back at
     most tau steps (Chapter 1, exercise "The double sum and truncation")."""
-    if not isinstance(terms, torch.Tensor) or terms.dim() != 4 or terms.size(0) != terms.size(1):
-        raise ValueError(f"terms must be a tensor of shape (time, time, hidden, hidden), got "
-                         f"{check.describe(terms)}")
     taus = check.ints("taus", taus, least=0)
     steps = terms.size(0)
     distance = torch.arange(steps)[:, None] - torch.arange(steps)[None, :]  # t - k
