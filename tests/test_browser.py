@@ -483,12 +483,20 @@ def test_a_chinese_page_has_no_english_interface(browser, server, page_path):
 
 # The chapters whose cell outputs are bilingual (CONTRIBUTING.md, "Both editions"): on the
 # Chinese page they are Chinese, on the English page English.
-BILINGUAL_CHAPTERS = ["book/01_rnn_bptt.html", "book/04_transformer.html"]
+BILINGUAL_CHAPTERS = [
+    "book/01_rnn_bptt.html",
+    "book/03_lstm.html",
+    "book/04_transformer.html",
+]
 # Latin words a Chinese output may keep: names of code and of libraries, as the prose keeps them.
-CODE_NAMES = {"autograd", "PyTorch", "torch", "tanh", "softmax", "BPTT", "RNN", "LSTM", "GRU",
-              # chapter 4: models, authors and symbols its Chinese prose keeps as they are
-              "Transformer", "Post", "Pre", "LN", "Glorot", "RoPE", "FoX", "ALiBi", "Vaswani",
-              "FLOPs", "PE", "pos"}
+CODE_NAMES = {
+    "autograd", "PyTorch", "torch", "tanh", "softmax", "BPTT", "RNN", "LSTM", "GRU",
+    # chapter 3
+    "IRNN", "relu", "Python", "Adam", "Wilson",
+    # chapter 4: models, authors and symbols its Chinese prose keeps as they are
+    "Transformer", "Post", "Pre", "LN", "Glorot", "RoPE", "FoX", "ALiBi", "Vaswani", "FLOPs",
+    "PE", "pos",
+}
 OUTPUTS = """() => {
   const outputs = [...document.querySelectorAll('article div.cell_output')];
   return {

@@ -5,7 +5,7 @@ import math
 
 import pytest
 import torch
-from longdep.book import Table
+from longdep.book import Bilingual, Table
 from longdep.experiments import summary
 from longdep.experiments.attention import fewest_layers, performer_errors, random_mask_path_lengths
 from longdep.experiments.attention_costs import (
@@ -630,6 +630,28 @@ def test_counted_measures_are_the_summary_tables_counts():
     names = ["tanh RNN", "linear attention"]
     assert counted_measures_of(names, [4, 8], [16, 32], shape) == {
         name: counted_measures(name, [4, 8], [16, 32], shape) for name in names}
+
+
+def test_the_joined_summary_prints_the_summary_tables_counted_cells():
+    """Chapter 7's join: the counted cells of counted_measures as the summary table prints
+    them, beside the new column, headers and model names in both languages."""
+    from longdep.experiments.summary import counted_measures
+    shape = ModelShape(input_size=8, width=8, d_ff=16)
+    counted = {name: counted_measures(name, [4, 8, 16], [16, 32], shape)
+               for name in ("LSTM", "linear attention")}
+    table = summary.joined_summary_table(
+        counted, [4, 8, 16], ("reach", "距离"), {"LSTM": "4–8", "linear attention": "16"},
+        labels={"linear attention": Bilingual("linear attention", "线性注意力")})
+    text = repr(table)
+    assert "16, O(T)" in text and "O(T) (1.00)" in text and "4–8" in text
+    assert "path length at T = 16" in text and "T = 16 时的路径长度" in text
+    assert "线性注意力" in text and "距离" in text
+    measures = {name: ModelMeasures(**m, gradient_ratio=0.5, gradient_ratio_from_one=0.5,
+                                    key_recall="solved") for name, m in counted.items()}
+    in_summary = repr(summary_table(measures, [4, 8, 16], distance=3))
+    assert all(cell in in_summary for cell in ("16, O(T)", "O(T) (1.00)", "1, O(1)"))
+    with pytest.raises(ValueError, match="counted and column must be dicts of the same models"):
+        summary.joined_summary_table(counted, [4, 8, 16], ("a", "甲"), {"LSTM": "1"})
 
 
 def test_spawned_workers_return_the_same(monkeypatch):

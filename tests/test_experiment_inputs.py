@@ -4,6 +4,9 @@ tests/test_model_inputs.py."""
 
 import math
 
+import longdep.experiments.recall_grid as recall_grid
+import longdep.experiments.summary as summary
+import longdep.experiments.text as text
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
@@ -129,6 +132,20 @@ BAD_INPUTS = [
     ("train_settings",
      lambda: clipping.train_settings({"a": 0.1}, 3.0, 2, make_batch, 1, hidden_size=4),
      TypeError, r"settings\['a'\] must be a pair \(lr, threshold\), got float 0.1"),
+    ("perturbed_core", lambda: recall_grid.perturbed_core("GRU", 2.0),
+     ValueError, r"scale must lie in \(0, 1\), got 2.0"),
+    ("perturbed_core", lambda: recall_grid.perturbed_core("LSTM", 1e-6),
+     ValueError, "row must be one of"),
+    ("perturbed_accuracies", lambda: recall_grid.perturbed_accuracies("GRU", 0, 1e-6),
+     ValueError, "distance must be at least 1, got 0"),
+    ("perturbed_accuracies", lambda: recall_grid.perturbed_accuracies("GRU", 5, math.nan),
+     ValueError, "scale must be finite, got nan"),
+    ("joined_summary_table",
+     lambda: summary.joined_summary_table({"LSTM": {}}, [4, 8, 16], ("a", "甲"), {}),
+     ValueError, "counted and column must be dicts of the same models"),
+    ("context_use",
+     lambda: text.context_use(None, beside={"LSTM": (sorted, ([1],))}),
+     ValueError, "beside must not use a model's name as a key"),
     ("plot_bptt_contributions",
      lambda: rnn_plots.plot_bptt_contributions(np.ones((4, 4)), np.ones(3)),
      ValueError, (r"loss_to_step must have 3 entries along axis 0, got a float64 array of "

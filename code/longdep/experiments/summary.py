@@ -286,6 +286,34 @@ def counted_measures_of(names: Sequence[str], lengths: Sequence[int],
     return {name: runs[(name, *point)] for name in names}
 
 
+def _counted_cells(counted: dict[str, object], lengths: Sequence[int]) -> list[str]:
+    """One model's counted columns from :func:`counted_measures` at ``lengths``: cost per layer
+    "O(T²) (1.72)", sequential steps "O(T)", path length at the longest length "64, O(T)"."""
+    exponent, power = counted["cost_exponent"], round(counted["cost_exponent"])
+    return [f"{big_o('T' if power == 1 else f'T^{power}')} ({exponent:.2f})",
+            big_o(growth_label(lengths, counted["depths"])),
+            f"{counted['path_lengths'][-1]}, "
+            f"{big_o(growth_label(lengths, counted['path_lengths']))}"]
+
+
+def joined_summary_table(counted: dict[str, dict[str, object]], lengths: Sequence[int],
+                         header: tuple[str, str], column: dict[str, object],
+                         labels: dict[str, object] | None = None) -> Table:
+    """Chapter 7's join of the summary: :func:`_counted_cells` of every model of ``counted``
+    beside ``column[name]``, under ``header`` (English, Chinese); a model named by
+    ``labels[name]`` (a string or a :class:`longdep.book.Bilingual`), else by its name."""
+    check.ints("lengths", lengths, count=3)
+    if not isinstance(counted, dict) or not counted or set(column) != set(counted):
+        raise ValueError(f"counted and column must be dicts of the same models, got "
+                         f"{counted!r} and {column!r}")
+    return Table([("model", "模型"), ("cost per layer (fitted exponent)", "每层计算量（拟合指数）"),
+                  ("sequential steps", "顺序步数"),
+                  (f"path length at T = {lengths[-1]}", f"T = {lengths[-1]} 时的路径长度"),
+                  header],
+                 [[(labels or {}).get(name, name), *_counted_cells(measures, lengths),
+                   column[name]] for name, measures in counted.items()])
+
+
 def summary_table(measures: dict[str, ModelMeasures], lengths: Sequence[int], distance: int,
                   mqar_width: int | None = None) -> Table:
     """The book's summary table: one row per model, every cell from ``measures``. ``lengths``
@@ -305,14 +333,11 @@ def summary_table(measures: dict[str, ModelMeasures], lengths: Sequence[int], di
         header.append(f"pairs recalled at width {mqar_width}")
     rows = []
     for name, m in measures.items():
-        power = round(m.cost_exponent)
         ratios = ["0 (exactly)" if r == 0 else f"{r:.1e}"
                   for r in (m.gradient_ratio, m.gradient_ratio_from_one)]
         rows.append([
             name,
-            f"{big_o('T' if power == 1 else f'T^{power}')} ({m.cost_exponent:.2f})",
-            big_o(growth_label(lengths, m.depths)),
-            f"{m.path_lengths[-1]}, {big_o(growth_label(lengths, m.path_lengths))}",
+            *_counted_cells(vars(m), lengths),
             str(m.gradient_factors),
             *ratios,
             m.key_recall,
