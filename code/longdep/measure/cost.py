@@ -13,7 +13,8 @@
 - :func:`graph_depth`: the longest chain of operations in the autograd graph, i.e. how many
   steps must run one after another however many processors there are;
 - :func:`fitted_exponent`, :func:`crossover_length`, :func:`growth_label`: reading those
-  measurements against the sequence length;
+  measurements against the sequence length; :func:`fitted_log_slope`, the one least-squares
+  slope behind :func:`fitted_exponent` (Chapter 2 fits a gradient's per-step rate with it).
 """
 
 import contextlib
@@ -213,7 +214,19 @@ def positive_numbers(count: int | None = None, **named: Sequence[float]) -> list
 def fitted_exponent(lengths: Sequence[float], values: Sequence[float]) -> float:
     """The slope p of the least-squares line log(value) = p log(length) + c: value ~ length^p."""
     lengths, values = positive_numbers(lengths=lengths, values=values)
-    return float(np.polyfit(np.log(lengths), np.log(values), 1)[0])
+    return fitted_log_slope(np.log(lengths), values)
+
+
+def fitted_log_slope(x: Sequence[float], values: Sequence[float]) -> float:
+    """The slope p of the least-squares line log(value) = p x + c: the book's one slope fit
+    (:func:`fitted_exponent` takes x = log(length); Chapter 2's per-step rate is exp(p) with x
+    the distance, value ~ exp(p)^x)."""
+    (values,) = positive_numbers(values=values)
+    x = np.asarray(x, dtype=float)
+    if x.shape != values.shape or not np.isfinite(x).all():
+        raise ValueError(f"x must be {values.size} finite numbers, one per value, got "
+                         f"{x.tolist()}")
+    return float(np.polyfit(x, np.log(values), 1)[0])
 
 
 def crossover_length(lengths: Sequence[float], first: Sequence[float],
