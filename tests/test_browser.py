@@ -485,6 +485,7 @@ def test_a_chinese_page_has_no_english_interface(browser, server, page_path):
 # Chinese page they are Chinese, on the English page English.
 BILINGUAL_CHAPTERS = [
     "book/01_rnn_bptt.html",
+    "book/02_vanishing_exploding.html",
     "book/03_lstm.html",
     "book/04_transformer.html",
 ]
@@ -496,6 +497,8 @@ CODE_NAMES = {
     # chapter 4: models, authors and symbols its Chinese prose keeps as they are
     "Transformer", "Post", "Pre", "LN", "Glorot", "RoPE", "FoX", "ALiBi", "Vaswani", "FLOPs",
     "PE", "pos",
+    # chapter 2
+    "sigmoid", "diag", "inf", "NaN", "SGD", "LRU",
 }
 OUTPUTS = """() => {
   const outputs = [...document.querySelectorAll('article div.cell_output')];

@@ -17,6 +17,8 @@ from longdep.experiments import (
     clipping,
     depth,
     distance,
+    eigenvalues,
+    mean_field,
     order,
     recurrences,
     rnn,
@@ -24,7 +26,10 @@ from longdep.experiments import (
     state_writes,
     vanishing,
 )
+from longdep.models.lru import LRU
 from longdep.models.rnn import ElmanRNN
+from longdep.plots import clipping as clipping_plots
+from longdep.plots import eigenvalues as eigenvalue_plots
 from longdep.plots import recurrences as recurrence_plots
 from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
@@ -50,6 +55,7 @@ ARRAY = np.ones(5)
 RUNS = {("DeltaNet", "reassigned"): state_writes.PairRecallRuns(torch.ones(10), torch.ones(10, 3))}
 WRITE_RECALLS = {(reassigned, write): np.full((3, 2), 0.5) for reassigned in (True, False)
                  for write in ("delta", "additive")}
+DRAWS = np.ones((3, 5))  # (draws, time)
 
 # (entry point, call, exception, message pattern): one row per entry point at least
 BAD_INPUTS = [
@@ -85,29 +91,75 @@ BAD_INPUTS = [
      ValueError, "batch must be at least 1, got 0"),
     ("rnn_with_recurrent_matrix", lambda: vanishing.rnn_with_recurrent_matrix(np.eye(3)),
      TypeError, r"weight_hh must be a torch.Tensor of shape \(hidden, hidden\), got ndarray"),
-    ("mean_field_fixed_point", lambda: vanishing.mean_field_fixed_point(1.0, math.nan),
-     ValueError, "sigma_x must be finite, got nan"),
-    ("mean_field_fixed_point", lambda: vanishing.mean_field_fixed_point(1.0, 1.0, "relu"),
-     ValueError, r"activation must be one of \['tanh', 'identity'\], got 'relu'"),
-    ("predicted_rate", lambda: vanishing.predicted_rate(-1.0, 1.0),
-     ValueError, "s must be non-negative, got -1.0"),
-    ("measured_rates", lambda: vanishing.measured_rates([]),
+    ("check_non_negative", lambda: vanishing.check_non_negative(s=-0.5),
+     ValueError, "s must be non-negative, got -0.5"),
+    ("check_square", lambda: vanishing.check_square(torch.ones(2, 3), "w"),
+     ValueError, r"w must be square, of shape \(n, n\)"),
+    ("check_fit", lambda: vanishing.check_fit([5, 3]),
+     ValueError, r"fit\[1\] must be at least 6, got 3"),
+    ("scaled_orthogonal", lambda: vanishing.scaled_orthogonal([], 3, 2),
      ValueError, "scales must be a non-empty sequence of gains s, got list"),
-    ("measured_rates", lambda: vanishing.measured_rates([1.0], draws=0),
+    ("scaled_orthogonal", lambda: vanishing.scaled_orthogonal([1.0], 3, 0),
      ValueError, "draws must be at least 1, got 0"),
-    ("growth_onset", lambda: vanishing.growth_onset(1.0, low=3.0, high=2.0),
-     ValueError, "need low < high and tolerance > 0, got low = 3.0, high = 2.0"),
+    ("probe_networks", lambda: vanishing.probe_networks(torch.eye(3), torch.zeros(1, 2, 3)),
+     ValueError, (r"weights must have shape \(networks, n, n\), got a float32 tensor of "
+                  r"shape \(3, 3\)")),
+    ("probe_networks",
+     lambda: vanishing.probe_networks(torch.eye(3)[None], torch.zeros(1, 2, 3), longest=2),
+     ValueError, r"longest must be in \[0, 1\], got 2"),
+    ("fitted_rates", lambda: vanishing.fitted_rates(torch.ones(2, 20), fit=(10, 5)),
+     ValueError, r"fit\[1\] must be at least 11, got 5"),
+    ("fitted_rates", lambda: vanishing.fitted_rates(torch.ones(2, 20)),
+     ValueError, r"fit\[1\] must be in \[11, 19\], got 100"),
+    ("step_factor_norms",
+     lambda: vanishing.step_factor_norms(torch.eye(3)[None], torch.ones(1, 4, 2)),
+     ValueError, r"slopes must have shape \(networks, time, n\) = \(1, time, 3\)"),
     ("masked_product_norms",
      lambda: vanishing.masked_product_norms(torch.eye(3), torch.ones(4, 2)),
-     ValueError, r"masks must have shape \(steps, 3\), got a float32 tensor of shape \(4, 2\)"),
+     ValueError, (r"masks must have shape \(\[draws,\] steps, 3\), got a float32 tensor of "
+                  r"shape \(4, 2\)")),
     ("masked_product_norms",
      lambda: vanishing.masked_product_norms(torch.ones(2, 3), torch.ones(4, 3)),
      ValueError, r"matrix must be square, of shape \(units, units\)"),
-    ("fitted_rates", lambda: vanishing.fitted_rates(torch.eye(3)),
-     ValueError, (r"weights must have shape \(networks, n, n\), got a float32 tensor of "
-                  r"shape \(3, 3\)")),
-    ("fitted_rates", lambda: vanishing.fitted_rates(torch.eye(3)[None], fit=(10, 5)),
-     ValueError, r"fit\[1\] must be at least 11, got 5"),
+    ("mean_field_fixed_point", lambda: mean_field.mean_field_fixed_point(1.0, math.nan),
+     ValueError, "sigma_x must be finite, got nan"),
+    ("mean_field_fixed_point", lambda: mean_field.mean_field_fixed_point(1.0, 1.0, "relu"),
+     ValueError, r"activation must be one of \['tanh', 'identity'\], got 'relu'"),
+    ("predicted_rate", lambda: mean_field.predicted_rate(-1.0, 1.0),
+     ValueError, "s must be non-negative, got -1.0"),
+    ("measured_rates", lambda: mean_field.measured_rates([]),
+     ValueError, "scales must be a non-empty sequence of gains s, got list"),
+    ("measured_rates", lambda: mean_field.measured_rates([1.0], draws=0),
+     ValueError, "draws must be at least 1, got 0"),
+    ("measured_rates", lambda: mean_field.measured_rates([1.0], fit=(10,)),
+     TypeError, r"fit must be a pair \(first, last\) of distances, got tuple"),
+    ("growth_onset", lambda: mean_field.growth_onset(1.0, low=3.0, high=2.0),
+     ValueError, "need low < high and tolerance > 0, got low = 3.0, high = 2.0"),
+    ("parity_classifier", lambda: eigenvalues.parity_classifier("negative"),
+     ValueError, r"transitions must be one of \['positive', 'signed'\], got 'negative'"),
+    ("parity_classifier", lambda: eigenvalues.parity_classifier("signed", seed=-1),
+     ValueError, "seed must be at least 0, got -1"),
+    ("token_transitions", lambda: eigenvalues.token_transitions(torch.nn.Linear(2, 2)),
+     TypeError, "model must be a LastStepClassifier"),
+    ("train_parity", lambda: eigenvalues.train_parity("signed", [0], steps=0),
+     ValueError, "steps must be at least 1, got 0"),
+    ("parity_logits",
+     lambda: eigenvalues.parity_logits(eigenvalues.parity_classifier("signed"),
+                                       torch.ones(2, 3)),
+     TypeError, r"bits must be int64 token ids of shape \(batch, time\)"),
+    ("parity_accuracies", lambda: eigenvalues.parity_accuracies([], [20]),
+     TypeError, "models must be a non-empty list of parity classifiers, got list"),
+    ("parity_accuracies",
+     lambda: eigenvalues.parity_accuracies([eigenvalues.parity_classifier("signed")], 20),
+     TypeError, "lengths must be a list of ints, got int 20"),
+    ("check_lru", lambda: eigenvalues.check_lru(LRU(2, 3).double()),
+     ValueError, "model must be a float64 LRU with d_model = 1, got d_model = 2"),
+    ("lru_gradient_moduli", lambda: eigenvalues.lru_gradient_moduli(LRU(1, 3), 5),
+     ValueError, "model must be a float64 LRU with d_model = 1"),
+    ("lru_gradient_moduli", lambda: eigenvalues.lru_gradient_moduli(LRU(1, 3).double(), 0),
+     ValueError, "steps must be at least 1, got 0"),
+    ("lru_state_scale", lambda: eigenvalues.lru_state_scale(LRU(1, 3).double(), batch=0),
+     ValueError, "batch must be at least 1, got 0"),
     ("cliff_final_state", lambda: clipping.cliff_final_state(torch.ones(2), torch.ones(3)),
      ValueError, (r"w and b must have one shape, got a float32 tensor of shape \(2,\) and a "
                   r"float32 tensor of shape \(3,\)")),
@@ -160,43 +212,64 @@ BAD_INPUTS = [
      TypeError, "spectral_radius must be a number, got str '0.9'"),
     ("plot_regimes", lambda: plots.plot_regimes({}),
      ValueError, r"profiles is empty: it must map \(nonlinearity, s\) to ratios"),
-    ("plot_regimes", lambda: plots.plot_regimes({1.0: ARRAY}),
+    ("plot_regimes", lambda: plots.plot_regimes({1.0: DRAWS}),
      TypeError, r"profiles keys must be pairs \(nonlinearity, s\), got 1.0"),
+    ("plot_regimes", lambda: plots.plot_regimes({("tanh", 1.0): ARRAY}),
+     ValueError, r"profiles\[\('tanh', 1.0\)\] must have shape \(draws, time\)"),
     ("plot_input_scales",
-     lambda: plots.plot_input_scales({1.0: ARRAY}, 2.0, {3.0: ARRAY}),
+     lambda: plots.plot_input_scales({1.0: DRAWS}, 2.0, {3.0: ARRAY}),
      ValueError, r"derivatives has keys \[3.0\] that profiles lacks"),
     ("plot_input_scales",
-     lambda: plots.plot_input_scales({1.0: ARRAY, 3.0: ARRAY[:4]}, 2.0, {1.0: ARRAY}),
-     ValueError, r"profiles\[3.0\] must have 5 entries along axis 0"),
+     lambda: plots.plot_input_scales({1.0: DRAWS, 3.0: DRAWS[:, :4]}, 2.0, {1.0: ARRAY}),
+     ValueError, r"profiles\[3.0\] must have 5 entries along axis 1"),
     ("plot_cliff",
-     lambda: plots.plot_cliff(ARRAY, ARRAY[:3], np.ones((5, 4)), {"a": np.ones((2, 2))},
-                              {"a": np.ones(2)}),
+     lambda: clipping_plots.plot_cliff(ARRAY, ARRAY[:3], np.ones((5, 4)), {"a": np.ones((2, 2))},
+                                       {"a": np.ones(2)}),
      ValueError, (r"loss must have 3 entries along axis 1, got a float64 array of shape "
                   r"\(5, 4\)")),
     ("plot_cliff",
-     lambda: plots.plot_cliff(ARRAY, ARRAY, np.ones((5, 5)), {"a": np.ones((3, 2))},
-                              {"a": np.ones(2)}),
+     lambda: clipping_plots.plot_cliff(ARRAY, ARRAY, np.ones((5, 5)), {"a": np.ones((3, 2))},
+                                       {"a": np.ones(2)}),
      ValueError, r"losses\['a'\] must have 3 entries along axis 0"),
     ("plot_cliff",
-     lambda: plots.plot_cliff(ARRAY, ARRAY, np.ones((5, 5)),
-                              {k: np.ones((2, 2)) for k in "abc"},
-                              {k: np.ones(2) for k in "abc"}),
+     lambda: clipping_plots.plot_cliff(ARRAY, ARRAY, np.ones((5, 5)),
+                                       {k: np.ones((2, 2)) for k in "abc"},
+                                       {k: np.ones(2) for k in "abc"}),
      ValueError, "points has 3 entries, but the figure draws at most 2"),
     ("plot_clipping_runs",
-     lambda: plots.plot_clipping_runs({"a": (np.ones((2, 5)), np.ones((2, 4)))}, 1.0),
+     lambda: clipping_plots.plot_clipping_runs({"a": (np.ones((2, 5)), np.ones((2, 4)))}, 1.0,
+                                               0.1),
      ValueError, r"runs\['a'\]: losses \(2, 5\) and grad_norms \(2, 4\) must have one shape"),
     ("plot_clipping_runs",
-     lambda: plots.plot_clipping_runs({"a": (np.ones((2, 5)), np.ones((2, 5)))}, -1.0),
+     lambda: clipping_plots.plot_clipping_runs({"a": (np.ones((2, 5)), np.ones((2, 5)))}, -1.0,
+                                               0.1),
      ValueError, "threshold must be positive and finite, got -1.0"),
     ("plot_clipping_runs",
-     lambda: plots.plot_clipping_runs({"a": np.ones((2, 5))}, 1.0),
+     lambda: clipping_plots.plot_clipping_runs({"a": np.ones((2, 5))}, 1.0, 0.1),
      TypeError, r"runs\['a'\] must be a pair \(losses, grad_norms\), got a float64 array"),
     ("plot_mean_field",
-     lambda: plots.plot_mean_field(ARRAY, ARRAY[:4], ARRAY, np.ones((5, 2)), 1.5),
+     lambda: plots.plot_mean_field(ARRAY, ARRAY[:4], ARRAY, np.ones((5, 2)), 1.5, (0, 2)),
      ValueError, r"predicted must have 5 entries along axis 0"),
     ("plot_mean_field",
-     lambda: plots.plot_mean_field(ARRAY, ARRAY, ARRAY, np.ones((5, 2)), math.nan),
+     lambda: plots.plot_mean_field(ARRAY, ARRAY, ARRAY, np.ones((5, 2)), math.nan, (0, 2)),
      ValueError, "onset must be finite, got nan"),
+    ("plot_mean_field",
+     lambda: plots.plot_mean_field(ARRAY, ARRAY, ARRAY, np.ones((5, 2)), 1.5, (3, 2)),
+     ValueError, r"zoom must be \(low, high\) with low < high around some of the scales"),
+    ("plot_parity",
+     lambda: eigenvalue_plots.plot_parity([20, 100], {"a": np.ones((3, 3))}, 20),
+     ValueError, r"accuracies\['a'\] must have 2 entries along axis 1"),
+    ("plot_parity",
+     lambda: eigenvalue_plots.plot_parity([20, 100], {"a": np.ones((3, 2))}, 0),
+     ValueError, "training_length must be positive and finite, got 0"),
+    ("plot_lru",
+     lambda: eigenvalue_plots.plot_lru({"a": (np.ones((4, 2)), np.ones((4, 2)))},
+                                       np.array([0.5, 1.0]), {"b": (np.ones(2), np.ones(2))}),
+     ValueError, r"modulus must lie in \[0, 1\)"),
+    ("plot_lru",
+     lambda: eigenvalue_plots.plot_lru({"a": (np.ones((4, 2)), np.ones((4, 2)))},
+                                       np.array([0.5, 0.9]), {"b": np.ones(2)}),
+     TypeError, r"scales\['b'\] must be a pair \(measured, predicted\)"),
     ("closed_for_display", lambda: style.closed_for_display(None),
      TypeError, "fig must be a matplotlib.figure.Figure, got NoneType"),
     ("seed_everything", lambda: book.seed_everything(-1),
@@ -360,14 +433,18 @@ def test_bad_input_gets_a_clear_error(entry, call, error, message):
 ENTRY_POINTS = {
     rnn: ["default_recurrent_spectrum", "loss_term_state_gradients", "double_sum_terms",
           "truncation_errors", "bptt_at_initialisation"],
-    vanishing: ["orthogonal_matrix", "rnn_with_recurrent_matrix", "mean_field_fixed_point",
-                "predicted_rate", "measured_rates", "growth_onset", "masked_product_norms",
-                "fitted_rates"],
+    vanishing: ["check_non_negative", "check_square", "check_fit", "orthogonal_matrix",
+                "scaled_orthogonal", "rnn_with_recurrent_matrix", "probe_networks",
+                "fitted_rates", "step_factor_norms", "masked_product_norms"],
+    mean_field: ["mean_field_fixed_point", "predicted_rate", "growth_onset", "measured_rates"],
+    eigenvalues: ["parity_classifier", "token_transitions", "train_parity", "parity_logits",
+                  "parity_accuracies", "check_lru", "lru_gradient_moduli", "lru_state_scale"],
     clipping: ["cliff_final_state", "cliff_loss", "cliff_descent",
                "classifier_with_recurrent_gain", "train_settings"],
     rnn_plots: ["plot_bptt_contributions"],
-    plots: ["plot_matrix_powers", "plot_regimes", "plot_input_scales", "plot_cliff",
-            "plot_clipping_runs", "plot_mean_field"],
+    plots: ["plot_matrix_powers", "plot_regimes", "plot_input_scales", "plot_mean_field"],
+    clipping_plots: ["plot_cliff", "plot_clipping_runs"],
+    eigenvalue_plots: ["plot_parity", "plot_lru"],
     recurrences: ["form_differences", "recurrence_table", "gradient_ratio_draws",
                   "keep_product_ratios", "per_step_factors"],
     state_writes: ["write_recall", "write_recall_grid", "pair_recall_runs", "pair_recall_grid",
@@ -396,8 +473,9 @@ def test_every_entry_point_taking_arguments_has_a_bad_input_row():
                   and getattr(value, "__module__", None) == module.__name__}
         # the result types (NamedTuples, the table row Recurrence), the style set-up and the
         # Chinese font's look-up (no arguments) take no input
-        public -= {"DescentPath", "SeedRuns", "Cliff", "use_book_style", "share_parsed_mathtext",
-                   "chinese_font", "Recurrence", "PairRecallRuns"}
+        public -= {"DescentPath", "SeedRuns", "Cliff", "Probe", "ParityBudget", "Moduli",
+                   "use_book_style", "share_parsed_mathtext", "chinese_font", "Recurrence",
+                   "PairRecallRuns"}
         assert public == set(names), f"{module.__name__}: {public ^ set(names)}"
         assert set(names) <= tested
 
@@ -408,13 +486,25 @@ def test_ordinary_inputs_still_work():
     q = vanishing.orthogonal_matrix(3, torch.Generator().manual_seed(0))
     torch.testing.assert_close(q @ q.T, torch.eye(3, dtype=torch.float64))
     model, x = vanishing.rnn_with_recurrent_matrix(2 * q, steps=3, batch=2)
-    assert x.shape == (2, 3, 4) and model.hidden_size == 3
-    assert vanishing.predicted_rate(2.0, 0.0, "identity") == 2.0
-    assert 0 < vanishing.mean_field_fixed_point(2.0, 1.0) < 1
-    rates = vanishing.measured_rates(np.array([0.5, 1.0]), hidden=4, draws=1, burn_in=2,
-                                     fit=(1, 4))
+    assert x.shape == (2, 3, 3) and model.hidden_size == 3
+    weights = vanishing.scaled_orthogonal(np.array([0.5, 1.0]), 3, 2)
+    probe = vanishing.probe_networks(weights.flatten(0, 1), x)
+    assert probe.ratios.shape == (4, 3)
+    assert vanishing.fitted_rates(probe.ratios, (0, 2)).shape == (4,)
+    assert vanishing.step_factor_norms(weights[0], probe.slopes[:2, :, 0]).shape == (2, 3)
+    assert mean_field.predicted_rate(2.0, 0.0, "identity") == 2.0
+    assert 0 < mean_field.mean_field_fixed_point(2.0, 1.0) < 1
+    rates = mean_field.measured_rates(np.array([0.5, 1.0]), hidden=4, draws=1, burn_in=2,
+                                      fit=(1, 4))
     assert rates.shape == (2, 1)
     assert vanishing.masked_product_norms(q, torch.ones(2, 3)).shape == (3,)
+    assert vanishing.masked_product_norms(q, torch.ones(4, 2, 3)).shape == (4, 3)
+    tiny = eigenvalues.ParityBudget(steps=1, batch=4, length=3, hidden=2, embedding_dim=2)
+    models = eigenvalues.train_parity("positive", [0], tiny)
+    assert eigenvalues.parity_accuracies(models, (3, 5), batch=4).shape == (1, 2)
+    lru = LRU(1, 2).double()
+    assert eigenvalues.lru_gradient_moduli(lru, 3).measured.shape == (3, 2)
+    assert eigenvalues.lru_state_scale(lru, steps=3, batch=2).predicted.shape == (2,)
     assert clipping.cliff_final_state(torch.tensor(1.0), torch.tensor(0.0), steps=2).dim() == 0
     path = clipping.cliff_descent([1.0, 0.0], 0.01, 2, threshold=1.0)
     assert path.points.shape == (3, 2)
@@ -424,13 +514,18 @@ def test_ordinary_inputs_still_work():
     for fig in (
         rnn_plots.plot_bptt_contributions(np.tril(np.ones((3, 3))), np.ones(3)),
         plots.plot_matrix_powers(ARRAY, 0.9, 2.0),
-        plots.plot_regimes({("tanh", 1.0): ARRAY, ("tanh", 2.0): np.append(ARRAY[:4], np.inf)}),
-        plots.plot_input_scales({1.0: ARRAY, 3.0: ARRAY}, 2.0, {1.0: np.full((2, 3), 0.5)}),
-        plots.plot_cliff(np.arange(5.0), np.arange(4.0), np.ones((5, 4)),
-                         {"a": np.ones((2, 2))}, {"a": [1.0, 2.0]}),
-        plots.plot_clipping_runs({"a": (np.ones((3, 5)), np.arange(1.0, 16.0).reshape(3, 5))},
-                                 1.0),
-        plots.plot_mean_field(ARRAY, list(ARRAY), (1, 2), np.ones((2, 3)), 1.5),
+        plots.plot_regimes({("tanh", 1.0): DRAWS,
+                            ("tanh", 2.0): np.append(DRAWS[:, :4], np.full((3, 1), np.inf), 1)}),
+        plots.plot_input_scales({1.0: DRAWS, 3.0: DRAWS}, 2.0, {1.0: np.full((2, 3), 0.5)}),
+        clipping_plots.plot_cliff(np.arange(5.0), np.arange(4.0), np.ones((5, 4)),
+                                  {"a": np.ones((2, 2))}, {"a": [1.0, 2.0]}),
+        clipping_plots.plot_clipping_runs(
+            {"a": (np.ones((3, 5)), np.arange(1.0, 16.0).reshape(3, 5))}, 1.0, 0.1),
+        plots.plot_mean_field(np.arange(5.0), ARRAY, np.array([1, 2]), np.ones((2, 3)), 1.5,
+                              (0.5, 2.5)),
+        eigenvalue_plots.plot_parity([20, 100], {"a": np.full((3, 2), 0.5)}, 20),
+        eigenvalue_plots.plot_lru({"a": (np.ones((4, 2)), np.ones((4, 2)))},
+                                  np.array([0.5, 0.9]), {"b": (np.ones(2), np.ones(2))}),
         style.closed_for_display(closed_figure()),
         recurrence_plots.plot_recurrence_gradients({"a": np.ones((2, 5))},
                                                    {"a": np.ones((2, 5))}, 2),

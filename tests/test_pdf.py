@@ -333,6 +333,7 @@ def test_the_outline_lists_every_page_and_its_sections_in_the_editions_words(edi
 # The chapters whose cell outputs are bilingual (CONTRIBUTING.md, "Both editions").
 BILINGUAL_CHAPTERS = [
     "book/01_rnn_bptt",
+    "book/02_vanishing_exploding",
     "book/03_lstm",
     "book/04_transformer",
 ]

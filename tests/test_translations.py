@@ -47,9 +47,13 @@ def catalog(page: str) -> Path:
 
 
 def kept_parts(message: str) -> Counter:
-    """What a translation must keep: math, code, roles (a link role's target only)."""
+    """What a translation must keep: math, code, roles (a link role's target only). A glued
+    word's Chinese key, `<key>_zh` (longdep.book.chapter_glue glues it beside `<key>`), counts as
+    its English key: the Chinese sentence pastes the Chinese word."""
     parts = []
     for name, text in ROLE.findall(message):
+        if name.startswith("glue"):
+            text = re.sub(r"_zh(?=:|$)", "", text)
         if name in LINK_ROLES:
             match = re.fullmatch(r".*<(.+)>", text, flags=re.DOTALL)
             text = (match.group(1) if match else text).strip()

@@ -50,6 +50,22 @@ def distinct_keys(batch_size: int, num_pairs: int, num_keys: int, num_values: in
                          f"sequence are distinct), got {num_pairs}")
     scores = torch.rand(batch_size, num_keys, generator=generator)
     return scores.argsort(dim=1)[:, :num_pairs]
+def parity_batch(
+    batch_size: int,
+    length: int,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch of parity: is the number of ones in a random bit string odd? (Chapter 2, "What
+    the eigenvalues allow").
+
+    Every bit is 0 or 1 with probability 1/2, independently, so the answer depends on every bit
+    equally, however long the string: no part of it can be forgotten. Returns bits
+    (batch, length) and targets (batch,), both int64; a target is 1 for an odd count of ones.
+    """
+    check.positive(batch_size=batch_size, length=length)
+    check.generator(generator)
+    bits = torch.randint(0, 2, (batch_size, length), generator=generator)
+    return bits, bits.sum(dim=1) % 2
 
 
 def mqar_batch(
