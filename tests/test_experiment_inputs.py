@@ -10,11 +10,20 @@ import numpy as np
 import pytest
 import torch
 from longdep import book
-from longdep.experiments import clipping, rnn, vanishing
+from longdep.experiments import (
+    clipping,
+    induction,
+    init_gradients,
+    mini_transformer,
+    rnn,
+    vanishing,
+    warmup,
+)
 from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
 from longdep.plots import vanishing as plots
 from longdep.tasks import key_recall_batch
+from torch import nn
 
 
 def make_batch(generator):
@@ -145,6 +154,66 @@ BAD_INPUTS = [
     ("plot_mean_field",
      lambda: plots.plot_mean_field(ARRAY, ARRAY, ARRAY, np.ones((5, 2)), math.nan),
      ValueError, "onset must be finite, got nan"),
+    # Chapter 5: the article's model, the stacks at initialisation, the depth sweep, induction
+    ("count_text", lambda: mini_transformer.count_text("3/10"),
+     TypeError, "counted must be a Count"),
+    ("count_word", lambda: mini_transformer.count_word(3), TypeError, "counted must be a Count"),
+    ("spread_text", lambda: mini_transformer.spread_text((1, 2, 3)),
+     TypeError, "values must be a Spread"),
+    ("token_position_norm_ratio",
+     lambda: mini_transformer.token_position_norm_ratio(nn.Embedding(3, 4), 0.0, 8),
+     ValueError, "scale must be a positive finite number"),
+    ("swamping_ratios", lambda: mini_transformer.swamping_ratios(seeds=(-1,)),
+     ValueError, r"seeds\[0\] must be at least 0"),
+    ("LastPosition", lambda: mini_transformer.LastPosition("model"),
+     TypeError, "model must be a torch.nn.Module"),
+    ("scaled_embedding_classifier",
+     lambda: mini_transformer.scaled_embedding_classifier(True, 0),
+     ValueError, "distance must be at least 1"),
+    ("first_softmax", lambda: mini_transformer.first_softmax(nn.Linear(2, 2), None),
+     TypeError, "model must be a LastPosition"),
+    ("swamped_recall", lambda: mini_transformer.swamped_recall(budget="b"),
+     TypeError, "budget must be a KeyRecallBudget"),
+    ("future_gradients", lambda: mini_transformer.future_gradients(position=-1),
+     ValueError, "position must be at least 0"),
+    ("article_noise_fit", lambda: mini_transformer.article_noise_fit([], 5),
+     TypeError, "models must be a non-empty list"),
+    ("logits_and_stream", lambda: init_gradients.logits_and_stream(nn.Linear(2, 2), None),
+     TypeError, "model must be a NextTokenModel"),
+    ("LogitsAndStream", lambda: init_gradients.LogitsAndStream(nn.Linear(2, 2))(None),
+     TypeError, "model must be a NextTokenModel"),
+    ("gradient_draws", lambda: init_gradients.gradient_draws(2, False, length=0),
+     ValueError, "length must be at least 1"),
+    ("gradient_profiles", lambda: init_gradients.gradient_profiles((4,), seeds=()),
+     ValueError, "seeds must hold at least 1"),
+    ("profile_point", lambda: init_gradients.profile_point(0, False, (0,), 8, False),
+     ValueError, "depth must be at least 1"),
+    ("mean_warmup_rate", lambda: warmup.mean_warmup_rate(0.1, 3, 0),
+     ValueError, "steps must be at least 1"),
+    ("depth_sweep", lambda: warmup.depth_sweep((1,), 1e-3, 0, 2, 4, seeds=()),
+     ValueError, "seeds must name at least one seed"),
+    ("check_labels", lambda: warmup.check_labels(("Post-LN, warm",)),
+     ValueError, "labels must be among"),
+    ("depth_sweep_run",
+     lambda: warmup.depth_sweep_run(("Post-LN", "Pre-LN"), 1, None, 3, 2, (0,), 0),
+     ValueError, "labels must share one layer order"),
+    ("count_series", lambda: warmup.count_series({1: (3, 10)}),
+     TypeError, r"counts\[1\] must be a Count"),
+    ("induction_model", lambda: induction.induction_model(1.5),
+     TypeError, "num_layers must be an int"),
+    ("attention_maps", lambda: induction.attention_maps(nn.Linear(2, 2), None),
+     TypeError, "model must be a NextTokenModel"),
+    ("head_scores", lambda: induction.head_scores(torch.zeros(1, 1, 1, 3, 2), torch.zeros(1, 3)),
+     ValueError, "maps must be square in time"),
+    ("train_induction", lambda: induction.train_induction(0),
+     ValueError, "num_layers must be at least 1"),
+    ("held_out_measures", lambda: induction.held_out_measures(nn.Linear(2, 2), make_batch, 0, 1),
+     TypeError, "model must be a NextTokenModel"),
+    ("induction_runs", lambda: induction.induction_runs(()),
+     ValueError, "labels must be among"),
+    ("copy_loss_at", lambda: induction.copy_loss_at(None, 5), TypeError, "run must be"),
+    ("plateau_and_drop", lambda: induction.plateau_and_drop(None, 2.0, 1.0),
+     TypeError, "run must be"),
     ("closed_for_display", lambda: style.closed_for_display(None),
      TypeError, "fig must be a matplotlib.figure.Figure, got NoneType"),
     ("seed_everything", lambda: book.seed_everything(-1),
@@ -214,6 +283,16 @@ ENTRY_POINTS = {
             "plot_clipping_runs", "plot_mean_field"],
     style: ["closed_for_display", "words", "joined", "spaced", "localised", "in_language",
             "alt_text", "png", "both_languages"],
+    mini_transformer: ["count_text", "count_word", "spread_text", "token_position_norm_ratio",
+                       "swamping_ratios", "LastPosition", "scaled_embedding_classifier",
+                       "first_softmax", "swamped_recall", "future_gradients",
+                       "article_noise_fit"],
+    init_gradients: ["logits_and_stream", "LogitsAndStream", "gradient_draws",
+                     "gradient_profiles", "profile_point"],
+    warmup: ["mean_warmup_rate", "depth_sweep", "check_labels", "depth_sweep_run",
+             "count_series"],
+    induction: ["induction_model", "attention_maps", "head_scores", "train_induction",
+                "held_out_measures", "induction_runs", "copy_loss_at", "plateau_and_drop"],
     book: ["seed_everything", "reproducible", "use_deterministic_algorithms",
            "power_of_ten_above", "significant", "chapter_glue", "Table", "Bilingual",
            "bilingual", "show", "BilingualFigure"],
@@ -230,7 +309,7 @@ def test_every_entry_point_taking_arguments_has_a_bad_input_row():
         # the result types (NamedTuples), the style set-up and the Chinese font's look-up (no
         # arguments) take no input
         public -= {"DescentPath", "SeedRuns", "Cliff", "use_book_style", "share_parsed_mathtext",
-                   "chinese_font"}
+                   "chinese_font", "SwampedRecall", "Draws", "InductionBudget", "InductionRun"}
         assert public == set(names), f"{module.__name__}: {public ^ set(names)}"
         assert set(names) <= tested
 
