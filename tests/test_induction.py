@@ -110,7 +110,8 @@ def test_runs_side_by_side_equal_one_after_another(one_thread):
     assert np.array_equal(runs["2 layers"].losses, alone.losses)
     assert np.array_equal(runs["2 layers"].induction, alone.induction)
     fixed = runs["1 layer, fixed offset"]
-    assert fixed.losses.shape == (2, TINY.steps) and fixed.example.shape[:2] == (1, 2)
+    assert fixed.losses.shape == (2, TINY.steps)
+    assert fixed.example.shape[:2] == (1, TINY.num_heads)
     assert ((0 <= fixed.copy_accuracy) & (fixed.copy_accuracy <= 1)).all()
     long = ind.train_induction(1, TINY, steps=2 * TINY.steps)
     assert long.losses.shape == (2, 2 * TINY.steps)

@@ -301,7 +301,8 @@ def test_gradient_profiles_side_by_side_equal_one_after_another(one_thread):
         for norm_first, by_depth in zip((False, True), profiles[name]):
             assert list(by_depth) == [1, 2]
             for depth in (1, 2):
-                serial = gradient_draws(depth, norm_first, (0, 1), d_model=8, glorot=glorot)
+                serial = gradient_draws(depth, norm_first, (0, 1), d_model=8, d_ff=32,
+                                        glorot=glorot)
                 assert np.array_equal(by_depth[depth].norms, serial.norms)
                 assert np.array_equal(by_depth[depth].stream, serial.stream)
 

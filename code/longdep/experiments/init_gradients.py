@@ -112,9 +112,9 @@ def gradient_profiles(depths: Sequence[int], seeds: Sequence[int] = tuple(range(
                       d_model: int = 64) -> dict[str, tuple[dict[int, Draws], dict[int, Draws]]]:
     """:func:`gradient_draws` of every depth for every initialisation of
     :data:`INITIALISATIONS`, Post-LN and Pre-LN (Chapter 5, "Post-LN and Pre-LN at
-    initialisation"), the (depth, initialisation, order) side by side on the cores, the deepest
-    first (the same numbers, bit for bit, sooner). Returns {initialisation: (Post-LN, Pre-LN)},
-    each {depth: :class:`Draws`}."""
+    initialisation"), feed-forward width 4 d_model, the (depth, initialisation, order) side by
+    side on the cores, the deepest first (the same numbers, bit for bit, sooner). Returns
+    {initialisation: (Post-LN, Pre-LN)}, each {depth: :class:`Draws`}."""
     depths = check.ints("depths", depths)
     seeds = tuple(check.ints("seeds", seeds, least=0))
     points = [(depth, norm_first, seeds, d_model, glorot) for depth in depths
@@ -127,5 +127,7 @@ def gradient_profiles(depths: Sequence[int], seeds: Sequence[int] = tuple(range(
 
 def profile_point(depth: int, norm_first: bool, seeds: tuple[int, ...], d_model: int,
                   glorot: bool) -> Draws:
-    """:func:`gradient_draws` with these arguments (one run of :func:`gradient_profiles`)."""
-    return gradient_draws(depth, norm_first, seeds, d_model=d_model, glorot=glorot)
+    """:func:`gradient_draws` with these arguments and a feed-forward width of four times
+    ``d_model``, as in the original Transformer (one run of :func:`gradient_profiles`)."""
+    return gradient_draws(depth, norm_first, seeds, d_model=d_model, d_ff=4 * d_model,
+                          glorot=glorot)

@@ -145,6 +145,10 @@ def check_depth_series(name, parts) -> None:
         check_array(parts[key], f"series[{localised(name, 'en')!r}][{key!r}]", "(depths,)", 1)
         check_length(parts[key], f"series[{localised(name, 'en')!r}][{key!r}]",
                      len(parts["depths"]))
+    fraction = np.asarray(parts["trained"]) / np.asarray(parts["seeds"])
+    if not ((np.asarray(parts["low"]) <= fraction) & (fraction <= np.asarray(parts["high"]))).all():
+        raise ValueError(f"series[{localised(name, 'en')!r}]: every interval (low, high) must "
+                         f"hold its fraction trained / seeds")
 
 
 def _depth_sweep_alt(series: dict, trained: float) -> str:
