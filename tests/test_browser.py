@@ -488,6 +488,7 @@ BILINGUAL_CHAPTERS = [
     "book/02_vanishing_exploding.html",
     "book/03_lstm.html",
     "book/04_transformer.html",
+    "book/05_mini_transformer.html",
 ]
 # Latin words a Chinese output may keep: names of code and of libraries, as the prose keeps them.
 CODE_NAMES = {
@@ -499,6 +500,8 @@ CODE_NAMES = {
     "PE", "pos",
     # chapter 2
     "sigmoid", "diag", "inf", "NaN", "SGD", "LRU",
+    # chapter 5
+    "LayerNorm", "longdep", "AttributeError", "RuntimeError", "nan",
 }
 OUTPUTS = """() => {
   const outputs = [...document.querySelectorAll('article div.cell_output')];

@@ -52,7 +52,26 @@ IGNORED = {
         "1755a00e": "time ratios and microseconds per step derived from those times (timing)",
     },
     "04_transformer.ipynb": {},
-    "05_mini_transformer.ipynb": {},
+    "05_mini_transformer.ipynb": {
+        "runs = ind.induction_runs()  # {label: InductionRun}, side by side on the cores":
+            "the induction runs train 200 to 800 steps: their median copy losses, accuracies "
+            "and attention scores move in the second digit with the last bits of the "
+            "arithmetic (the counts of seeds that copy have wide margins); the next "
+            "(remove-cell) cell asserts the claims",
+        'plateau, fall = ind.plateau_and_drop(runs["2 layers"], high=2.3, low=1.8)':
+            "the steps each two-layer seed spends on its plateau and in its drop, and the "
+            "glued ranges of the induction runs, are chaotic by a few steps; the next cell "
+            "asserts the claim (the drop is quicker than the plateau in every seed)",
+        "sweep = wu.depth_sweep(sweep_depths, high, **setup)  # {setting: (depths, seeds)}":
+            "the depth sweep's counts of seeds that train: at the depth where some Post-LN "
+            "seeds train and others do not, a seed can flip with the last bits; the claims "
+            "(at the counts far from the edge) are asserted in the next cell",
+        "deepest = post[sweep_depths[-1]]":
+            "glues the depth sweep's counts and their words, chaotic as the table is",
+        "series = {Bilingual(*settings[label]): wu.count_series(row)":
+            "the depth sweep's figure: its alt text gives every count, chaotic at the "
+            "middle depth as the table is",
+    },
     "06_beyond_quadratic.ipynb": {
         "56373fac": "wall-clock times of the three attentions (median of interleaved rounds), "
                     "their fitted slopes and where they cross (timing); they only illustrate "

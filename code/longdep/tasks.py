@@ -134,3 +134,63 @@ def mqar_reassigned_batch(
                         torch.stack([keys.gather(1, asked),
                                      torch.full_like(asked, num_values)], dim=-1)], dim=1)
     return tokens, values[:, num_pairs:].gather(1, asked)
+IGNORED = -100
+"""The target of a position that carries no loss: torch's cross-entropy skips it."""
+
+
+def repeated_segment_batch(
+    batch_size: int,
+    length: int,
+    vocab_size: int,
+    segment: tuple[int, int] = (5, 8),
+    offset: int | None = None,
+    generator: torch.Generator | None = None,
+    sources: bool = False,
+) -> tuple[torch.Tensor, ...]:
+    """A batch of in-context copying: random tokens in which a segment occurs twice (Chapter 5,
+    "How attention uses its reach: induction heads").
+
+    Each sequence holds ``length`` tokens drawn uniformly from {0, ..., vocab_size - 1}; a
+    segment of n tokens, n uniform in [segment[0], segment[1]], starting at position a, is
+    repeated at position b = a + k. With ``offset=None`` the offset k varies from sequence to
+    sequence, uniform in [n, length - n], so only the content of the tokens says where the
+    earlier occurrence is; with an ``offset`` k it is fixed, and the position alone says it (k
+    must be at least segment[1], so that the two occurrences never overlap). The start a is
+    uniform in [0, length - k - n]. Inside the second occurrence,
+    position t (b <= t < b + n - 1) has as target the next token, which the earlier occurrence
+    shows at position t - k + 1; every other target is :data:`IGNORED`, since random tokens
+    cannot be predicted.
+
+    Returns tokens (batch, length) and targets (batch, length), int64; with ``sources`` also
+    the position each target is copied from, t - k + 1 (-1 where the target is IGNORED).
+    """
+    check.positive(batch_size=batch_size, length=length)
+    check.int_range(2, None, vocab_size=vocab_size)
+    if not (isinstance(segment, tuple) and len(segment) == 2):
+        raise TypeError(f"segment must be a pair (shortest, longest), got "
+                        f"{check.describe(segment)}")
+    check.int_range(2, None, **{"segment[0]": segment[0]})
+    check.int_range(segment[0], None, **{"segment[1]": segment[1]})
+    longest = segment[1] + (segment[1] if offset is None else offset)
+    if offset is not None:
+        check.int_range(segment[1], None, offset=offset)
+    if longest > length:
+        raise ValueError(f"length must hold both occurrences of the longest segment: at least "
+                         f"{longest}, got {length}")
+    check.generator(generator)
+    check.flags(sources=sources)
+    tokens = torch.randint(0, vocab_size, (batch_size, length), generator=generator)
+    n = torch.randint(segment[0], segment[1] + 1, (batch_size, 1), generator=generator)
+    u, w = torch.rand(2, batch_size, 1, generator=generator, dtype=torch.float64)
+    k = n + (u * (length - 2 * n + 1)).long() if offset is None else torch.full_like(n, offset)
+    a = (w * (length - k - n + 1)).long()  # uniform in [0, length - k - n]
+    b = a + k
+    position = torch.arange(length)[None]  # (1, length)
+    second = (position >= b) & (position < b + n)
+    tokens = tokens.gather(1, torch.where(second, position - (b - a), position))
+    asked = second & (position < b + n - 1)
+    following = torch.roll(tokens, -1, dims=1)  # (batch, length): the next token
+    targets = torch.where(asked, following, IGNORED)
+    if not sources:
+        return tokens, targets
+    return tokens, targets, torch.where(asked, position - (b - a) + 1, -1)
