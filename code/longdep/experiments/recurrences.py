@@ -13,7 +13,6 @@ product of the transitions, a forget gate (:func:`gradient_ratio_draws`; for min
 delta rule writes its state is :mod:`longdep.experiments.state_writes`.
 """
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -22,7 +21,7 @@ from torch import nn
 
 from longdep.book import Table
 from longdep.experiments.registry import KIND, ModelShape
-from longdep.measure.cost import fitted_exponent
+from longdep.experiments.vanishing import fitted_rates
 from longdep.measure.gradients import distance_profile, ratios_by_distance
 from longdep.models import _checks as check
 from longdep.models.delta import DeltaNet
@@ -235,17 +234,7 @@ def keep_product_ratios(name: str = "minGRU", steps: int = 201, draws: int = 10,
 
 def per_step_factors(ratios: torch.Tensor, fit: tuple[int, int] = (20, 200)) -> torch.Tensor:
     """The factor by which each row of ``ratios`` (draws, steps), a gradient ratio against the
-    distance d (entry d), shrinks per step: exp of the least-squares slope of log(ratio) against
-    d over d in [fit[0], fit[1]] (Chapter 6, "minGRU removed the nonlinearity, not the
-    vanishing"). The slope is :func:`longdep.measure.cost.fitted_exponent` against e^d: a slope
-    on log-log axes against e^d is the slope of log(ratio) against d. Returns (draws,)."""
-    check.tensor(ratios, "ratios", "(draws, steps)", 2)
-    if ratios.dim() != 2:
-        raise ValueError(f"ratios must have shape (draws, steps), got {check.describe(ratios)}")
-    check.int_range(0, ratios.size(1) - 1, **{"fit[0]": fit[0], "fit[1]": fit[1]})
-    if fit[1] <= fit[0]:
-        raise ValueError(f"fit must be (first, last) with first < last, got {fit}")
-    distances = torch.arange(fit[0], fit[1] + 1, dtype=F64)
-    return torch.tensor([math.exp(fitted_exponent(distances.exp().tolist(),
-                                                  row[fit[0]:fit[1] + 1].tolist()))
-                         for row in ratios], dtype=F64)
+    distance d (entry d), shrinks per step, fitted over d in [fit[0], fit[1]] (Chapter 6,
+    "minGRU removed the nonlinearity, not the vanishing"): Chapter 2's
+    :func:`~longdep.experiments.vanishing.fitted_rates`. Returns (draws,)."""
+    return fitted_rates(ratios, fit)
