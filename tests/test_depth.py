@@ -15,7 +15,7 @@ from longdep.experiments.depth import (
     token_cosines,
 )
 from longdep.experiments.softmax_fading import SCALE, planted_weights, predicted_weight
-from longdep.measure.gradients import layer_input_gradients
+from longdep.measure.layers import layer_input_gradients
 from longdep.seeds import seeded_generator
 
 

@@ -5,7 +5,7 @@ import math
 
 import pytest
 import torch
-from longdep.measure import cost, gradients
+from longdep.measure import cost, gradients, layers
 from longdep.models.rnn import ElmanRNN
 from torch import nn
 
@@ -15,13 +15,13 @@ F64 = torch.float64
 @pytest.mark.parametrize("call, error, message", [
     (lambda: gradients.state_gradient_norms(ElmanRNN(4, 3).double(), torch.zeros(2, 5, 4)),
      TypeError, r"^x is float32 on cpu, but the model's parameters are float64"),
-    (lambda: gradients.layer_input_gradients(3, torch.zeros(2, 5, 4, dtype=F64),
+    (lambda: layers.layer_input_gradients(3, torch.zeros(2, 5, 4, dtype=F64),
                                              torch.ones(4, dtype=F64)),
      TypeError, r"layers must be a list of layers, got int 3"),
-    (lambda: gradients.layer_input_gradients([nn.Identity(), 3], torch.zeros(2, 5, 4, dtype=F64),
+    (lambda: layers.layer_input_gradients([nn.Identity(), 3], torch.zeros(2, 5, 4, dtype=F64),
                                              torch.ones(4, dtype=F64)),
      TypeError, r"layers\[1\] must be callable"),
-    (lambda: gradients.stack_jacobian(3, torch.zeros(1, 5, 4)), TypeError, r"layers must be a"),
+    (lambda: layers.stack_jacobian(3, torch.zeros(1, 5, 4)), TypeError, r"layers must be a"),
     (lambda: gradients.activation_gamma(torch.tanh, 1.0, "a"), TypeError,
      r"spacing must be a number"),
     (lambda: gradients.activation_gamma(torch.tanh, math.nan), ValueError,

@@ -22,7 +22,7 @@ from torch import nn
 
 from longdep.experiments.attention import encoder_layers
 from longdep.experiments.workers import over_cores
-from longdep.measure.gradients import (
+from longdep.measure.layers import (
     layer_input_gradients_per_seed,
     skip_path_only,
     stack_jacobian,
@@ -64,7 +64,7 @@ def layer_gradient_profile(depth: int, d_model: int, norm_first: bool, glorot: b
     """For each seed, the norm of the gradient at the input of every layer of ``depth`` float64
     encoder layers (2 heads, d_ff = 4 d_model) and at their output: a (seeds, depth + 1) array,
     entry 0 at the input of the stack (every seed at once, by
-    :func:`longdep.measure.gradients.layer_input_gradients_per_seed`).
+    :func:`longdep.measure.layers.layer_input_gradients_per_seed`).
 
     The loss reads the last position along a random direction; the input (1, 8, d_model) and
     the direction are drawn once per width, so every seed and setting sees the same ones, and
