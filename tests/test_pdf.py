@@ -337,6 +337,7 @@ BILINGUAL_CHAPTERS = [
     "book/03_lstm",
     "book/04_transformer",
     "book/05_mini_transformer",
+    "book/07_real_text",
 ]
 # A bilingual output's HTML, as longdep.book writes it: one div per language.
 LANGUAGE_PART = re.compile(r'<div class="longdep-lang" lang="([\w-]+)">(.*?)</div>'
