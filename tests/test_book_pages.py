@@ -23,8 +23,9 @@ CATALOGS = BOOK / "locale" / "zh_CN" / "LC_MESSAGES" / "book"
 # chapters were being re-executed); each still names the section that introduces it. A chapter's
 # first use of one of them should link it, and the term then leaves this set.
 AWAITING_CHAPTER_LINK = {
-    "attention fading", "bag of tokens", "chrono initialisation", "key recall", "kv cache",
-    "post-ln", "pre-ln", "rank collapse", "residual stream"}
+    "alibi", "attention fading", "chaos", "chrono initialisation", "forgetting transformer",
+    "induction head", "kv cache", "linear recurrent unit", "lyapunov exponent", "parity",
+    "rank collapse"}
 MAX_CODE_LINE = 90
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
