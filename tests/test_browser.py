@@ -483,9 +483,11 @@ def test_a_chinese_page_has_no_english_interface(browser, server, page_path):
 
 # The chapters whose cell outputs are bilingual (CONTRIBUTING.md, "Both editions"): on the
 # Chinese page they are Chinese, on the English page English.
-BILINGUAL_CHAPTERS = ["book/01_rnn_bptt.html"]
+BILINGUAL_CHAPTERS = ["book/01_rnn_bptt.html", "book/06_beyond_quadratic.html"]
 # Latin words a Chinese output may keep: names of code and of libraries, as the prose keeps them.
-CODE_NAMES = {"autograd", "PyTorch", "torch", "tanh", "softmax", "BPTT", "RNN", "LSTM", "GRU"}
+CODE_NAMES = {"autograd", "PyTorch", "torch", "tanh", "softmax", "BPTT", "RNN", "LSTM", "GRU",
+              "Transformer", "SSM", "BigBird", "Performer", "FAVOR", "ValueError", "FLOPs",
+              "MFLOP", "MiB", "KiB", "GiB"}
 OUTPUTS = """() => {
   const outputs = [...document.querySelectorAll('article div.cell_output')];
   return {

@@ -10,7 +10,16 @@ import numpy as np
 import pytest
 import torch
 from longdep import book
-from longdep.experiments import clipping, rnn, vanishing
+from longdep.experiments import (
+    attention_costs,
+    clipping,
+    mqar,
+    rnn,
+    summary,
+    summary_recall,
+    vanishing,
+)
+from longdep.models.heads import PairRecallClassifier
 from longdep.plots import rnn as rnn_plots
 from longdep.plots import style
 from longdep.plots import vanishing as plots
@@ -191,6 +200,73 @@ BAD_INPUTS = [
      TypeError, "fig must be a matplotlib.figure.Figure, got str"),
     ("both_languages", lambda: style.both_languages("plot_bptt_contributions"),
      TypeError, "plot must be a plotting function, got str"),
+    # Chapter 6's drivers
+    ("MQARSetting", lambda: mqar.MQARSetting(width=10, num_heads=4),
+     ValueError, "num_heads must divide width"),
+    ("kept_at", lambda: mqar.kept_at(-1, 2), ValueError, "step must be at least 0, got -1"),
+    ("held_out_accuracies",
+     lambda: mqar.held_out_accuracies(PairRecallClassifier(torch.nn.Identity(), 4, 4, 3), [],
+                                      mqar.MQARSetting()),
+     ValueError, r"parameters must hold one dict of parameters per seed \(10\)"),
+    ("mqar_training", lambda: mqar.mqar_training("tanh RNN"),
+     ValueError, "name must be one of"),
+    ("mqar_runs", lambda: mqar.mqar_runs([("GRU", mqar.MQARSetting())]),
+     ValueError, "name must be one of"),
+    ("recall_counts", lambda: mqar.recall_counts(torch.ones(3)),
+     ValueError, "accuracies must be a non-empty"),
+    ("pairs_recalled", lambda: mqar.pairs_recalled([8, 4], torch.ones(2, 2)),
+     ValueError, "pair_counts must be increasing"),
+    ("recall_core", lambda: summary_recall.recall_core("GRU"), ValueError, "name must be one of"),
+    ("key_recall_seed_accuracies", lambda: summary_recall.key_recall_seed_accuracies("LSTM", 0),
+     ValueError, "distance must be at least 1, got 0"),
+    ("key_recall_runs", lambda: summary_recall.key_recall_runs(["GRU"], 5),
+     ValueError, "name must be one of"),
+    ("key_out_of_reach", lambda: summary_recall.key_out_of_reach("LSTM", 0),
+     ValueError, "distance must be at least 1"),
+    ("verdict", lambda: summary_recall.verdict((3, 10)), TypeError, "counted must be a Count"),
+    ("kind_name", lambda: attention_costs.kind_name("cubic"), ValueError, "kind must be one of"),
+    ("attention_call", lambda: attention_costs.attention_call("softmax", 0),
+     ValueError, "length must be at least 1"),
+    ("fused_scratch_mib", lambda: attention_costs.fused_scratch_mib([]),
+     ValueError, "lengths must hold at least 1 ints"),
+    ("attention_costs", lambda: attention_costs.attention_costs("32"),
+     TypeError, "lengths must be a list of ints"),
+    ("attention_seconds", lambda: attention_costs.attention_seconds([8], repeats=0),
+     ValueError, "repeats must be at least 1, got 0"),
+    ("crossover_phrase", lambda: attention_costs.crossover_phrase([8], [1.0], [2.0]),
+     ValueError, "lengths must hold at least 2 ints"),
+    ("decoding_costs", lambda: attention_costs.decoding_costs([1, 4]),
+     ValueError, r"lengths\[0\] must be at least 2, got 1"),
+    ("kv_cache_bytes", lambda: attention_costs.kv_cache_bytes(1, 0, 8, 16),
+     ValueError, "kv_heads must be at least 1, got 0"),
+    ("kv_attention_flops", lambda: attention_costs.kv_attention_flops(0, 1, 8, 16),
+     ValueError, "layers must be at least 1, got 0"),
+    ("kind_of", lambda: summary.kind_of("GRU"), ValueError, "model must be one of"),
+    ("layer_cost_exponent", lambda: summary.layer_cost_exponent("LSTM", [8]),
+     ValueError, "lengths must hold at least 2 ints"),
+    ("sequential_depths", lambda: summary.sequential_depths("GRU", [4]),
+     ValueError, "model must be one of"),
+    ("path_length", lambda: summary.path_length("LSTM", 1), ValueError, "steps must be at least 2"),
+    ("gradient_ratios", lambda: summary.gradient_ratios("LSTM", 1),
+     ValueError, "steps must be at least 2"),
+    ("gradient_ratio_draws", lambda: summary.gradient_ratio_draws("LSTM", 4, draws=0),
+     ValueError, "draws must be at least 1"),
+    ("big_o", lambda: summary.big_o(2), TypeError, "label must be a str"),
+    ("state_transition_factors", lambda: summary.state_transition_factors("LSTM", 1),
+     ValueError, "steps must be at least 2"),
+    ("gradient_path_factors", lambda: summary.gradient_path_factors("GRU", 12),
+     ValueError, "model must be one of"),
+    ("model_name", lambda: summary.model_name("GRU"), ValueError, "name must be one of"),
+    ("counted_measures", lambda: summary.counted_measures("LSTM", [4], [8, 16], [16, 32]),
+     ValueError, "lengths must hold at least 2 ints"),
+    ("counted_measures_of",
+     lambda: summary.counted_measures_of(["GRU"], [4, 8], [8, 16], [16, 32]),
+     ValueError, "model must be one of"),
+    ("cost_table", lambda: summary.cost_table({"a": "x"}, [4, 8], [4, 8]),
+     TypeError, "measures must be a non-empty dict of ModelMeasures"),
+    ("spread_text", lambda: summary.spread_text(0.5), TypeError, "values must be a Spread"),
+    ("learning_table", lambda: summary.learning_table({"a": "x"}, 3, [1, 2]),
+     TypeError, "measures must be a non-empty dict of LearningMeasures"),
 ]
 
 
@@ -217,6 +293,17 @@ ENTRY_POINTS = {
     book: ["seed_everything", "reproducible", "use_deterministic_algorithms",
            "power_of_ten_above", "significant", "chapter_glue", "Table", "Bilingual",
            "bilingual", "show", "BilingualFigure"],
+    mqar: ["MQARSetting", "kept_at", "held_out_accuracies", "mqar_training", "mqar_runs",
+           "recall_counts", "pairs_recalled"],
+    summary_recall: ["recall_core", "key_recall_seed_accuracies", "key_recall_runs",
+                     "recall_counts", "key_out_of_reach", "verdict"],
+    attention_costs: ["kind_name", "attention_call", "fused_scratch_mib", "attention_costs",
+                      "attention_seconds", "crossover_phrase", "decoding_costs",
+                      "kv_cache_bytes", "kv_attention_flops"],
+    summary: ["kind_of", "layer_cost_exponent", "sequential_depths", "path_length",
+              "gradient_ratios", "gradient_ratio_draws", "big_o", "state_transition_factors",
+              "gradient_path_factors", "model_name", "counted_measures", "counted_measures_of",
+              "cost_table", "spread_text", "learning_table"],
 }
 
 
@@ -230,7 +317,8 @@ def test_every_entry_point_taking_arguments_has_a_bad_input_row():
         # the result types (NamedTuples), the style set-up and the Chinese font's look-up (no
         # arguments) take no input
         public -= {"DescentPath", "SeedRuns", "Cliff", "use_book_style", "share_parsed_mathtext",
-                   "chinese_font"}
+                   "chinese_font", "MQARRun", "AttentionCosts", "DecodingCosts", "ModelMeasures",
+                   "LearningMeasures"}
         assert public == set(names), f"{module.__name__}: {public ^ set(names)}"
         assert set(names) <= tested
 

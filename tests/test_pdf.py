@@ -331,7 +331,7 @@ def test_the_outline_lists_every_page_and_its_sections_in_the_editions_words(edi
 
 
 # The chapters whose cell outputs are bilingual (CONTRIBUTING.md, "Both editions").
-BILINGUAL_CHAPTERS = ["book/01_rnn_bptt"]
+BILINGUAL_CHAPTERS = ["book/01_rnn_bptt", "book/06_beyond_quadratic"]
 # A bilingual output's HTML, as longdep.book writes it: one div per language.
 LANGUAGE_PART = re.compile(r'<div class="longdep-lang" lang="([\w-]+)">(.*?)</div>'
                            r'(?=<div class="longdep-lang"|$)', re.DOTALL)

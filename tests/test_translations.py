@@ -7,7 +7,9 @@ current and faithful.
   would fall back to English in the middle of a Chinese page; a fuzzy one (its English changed)
   is not used until a translator has checked it.
 - A translation keeps its message's math, code, glued numbers, equation references, citations
-  and link targets exactly (the words around them, and a link's text, are translated).
+  and link targets exactly (the words around them, and a link's text, are translated); a
+  glued word may be pasted as its Chinese twin, `key_zh` for `key` (CONTRIBUTING.md, "Both
+  editions").
 - A translation is Markdown that means what the English means. Two traps of Chinese Markdown:
   a message that starts with "1. " is parsed as a list (Sphinx then silently keeps the English
   heading: write "1\\. "), and a closing `**` right after Chinese punctuation and before a
@@ -50,6 +52,8 @@ def kept_parts(message: str) -> Counter:
     """What a translation must keep: math, code, roles (a link role's target only)."""
     parts = []
     for name, text in ROLE.findall(message):
+        if name.startswith("glue"):  # the Chinese pastes a glued word's Chinese twin, key_zh
+            text = re.sub(r"_zh(?=:|$)", "", text)
         if name in LINK_ROLES:
             match = re.fullmatch(r".*<(.+)>", text, flags=re.DOTALL)
             text = (match.group(1) if match else text).strip()
