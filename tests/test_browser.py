@@ -487,7 +487,7 @@ BILINGUAL_CHAPTERS = ["book/01_rnn_bptt.html", "book/06_beyond_quadratic.html"]
 # Latin words a Chinese output may keep: names of code and of libraries, as the prose keeps them.
 CODE_NAMES = {"autograd", "PyTorch", "torch", "tanh", "softmax", "BPTT", "RNN", "LSTM", "GRU",
               "Transformer", "SSM", "BigBird", "Performer", "FAVOR", "ValueError", "FLOPs",
-              "MFLOP", "MiB", "KiB", "GiB"}
+              "MFLOP", "MiB", "KiB", "GiB", "log"}
 OUTPUTS = """() => {
   const outputs = [...document.querySelectorAll('article div.cell_output')];
   return {
