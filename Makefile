@@ -119,7 +119,7 @@ test: setup $(ACTIONLINT) $(AXE)
 
 test-notebooks:
 	$(NBVAL)
-	ATEN_CPU_CAPABILITY=default $(NBVAL)
+	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE $(NBVAL)
 	LONGDEP_SEED_SHIFT=$(SEED_SHIFT) $(BIN)/python -m pytest $(CHAPTERS) --nbval-lax \
 		--nbval-current-env
 

@@ -23,9 +23,8 @@ CATALOGS = BOOK / "locale" / "zh_CN" / "LC_MESSAGES" / "book"
 # chapters were being re-executed); each still names the section that introduces it. A chapter's
 # first use of one of them should link it, and the term then leaves this set.
 AWAITING_CHAPTER_LINK = {
-    "bag of tokens", "burn-in", "joint spectral radius", "key recall", "kv cache",
-    "mean-field theory", "post-ln", "pre-ln", "residual stream",
-    "transient amplification"}
+    "attention fading", "bag of tokens", "chrono initialisation", "key recall", "kv cache",
+    "post-ln", "pre-ln", "rank collapse", "residual stream"}
 MAX_CODE_LINE = 90
 
 CJK = re.compile(r"[\u4e00-\u9fff]")

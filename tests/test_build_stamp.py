@@ -124,3 +124,7 @@ def test_each_pdf_title_page_shows_the_stamp(built_book):
         first = subprocess.run(["pdftotext", "-enc", "UTF-8", "-f", "1", "-l", "1", str(path), "-"],
                                capture_output=True, text=True, check=True).stdout
         assert stamp in first, first
+        whole = subprocess.run(["pdftotext", "-enc", "UTF-8", str(path), "-"],
+                               capture_output=True, text=True, check=True).stdout
+        # the printed book leaves out the collapsed (hide-cell) cell, the site keeps it
+        assert "glue('answer'" not in whole and "import numpy as np" in whole

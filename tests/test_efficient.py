@@ -8,6 +8,7 @@ import pytest
 import torch
 from longdep import stats
 from longdep.book import Bilingual, Table
+from longdep.experiments import summary
 from longdep.experiments.attention import fewest_layers, performer_errors, random_mask_path_lengths
 from longdep.experiments.attention_costs import (
     ATTENTION_KINDS,
@@ -24,7 +25,6 @@ from longdep.experiments.registry import KIND, ORDER_BLIND, ModelShape
 from longdep.experiments.summary import (
     SUMMARY_MODELS,
     LearningMeasures,
-    ModelMeasures,
     big_o,
     cost_table,
     gradient_path_factors,
@@ -589,8 +589,8 @@ def test_model_names_in_both_languages():
 
 
 def test_summary_tables_show_measures_in_both_languages():
-    measures = {"LSTM": ModelMeasures(cost_exponent=1.98, depths=[5, 6, 7],
-                                      path_lengths=[4, 8, 16], gradient_factors=17)}
+    measures = {"LSTM": dict(cost_exponent=1.98, depths=[5, 6, 7], path_lengths=[4, 8, 16],
+                             gradient_factors=17)}
     table = cost_table(measures, [4, 8, 16], [4, 8, 16])
     text = repr(table)
     assert "O(T²) (1.98)" in text and "16, O(T)" in text and "O(log T)" in text
@@ -711,12 +711,14 @@ def test_over_cores_returns_every_point_in_order_whatever_the_cost_order():
 def test_counted_measures_are_the_summary_tables_counts():
     from longdep.experiments.summary import counted_measures, counted_measures_of
     shape = ModelShape(input_size=8, width=8, d_ff=16, window=3)
-    counted = counted_measures("tanh RNN", [4, 8], [8, 16, 32], [16, 32], shape)
-    assert counted.path_lengths == [4, 8] and counted.gradient_factors == 8
-    assert len(counted.depths) == 3 and counted.depths[2] > counted.depths[1]
+    counted = counted_measures("tanh RNN", [4, 8], [16, 32], shape, depth_lengths=[8, 16, 32])
+    assert counted["path_lengths"] == [4, 8] and counted["gradient_factors"] == 8
+    assert len(counted["depths"]) == 3 and counted["depths"][2] > counted["depths"][1]
+    assert counted_measures("tanh RNN", [4, 8], [16, 32], shape)["depths"] == \
+        sequential_depths("tanh RNN", [4, 8], shape), "depths at the path lengths by default"
     names = ["tanh RNN", "linear attention"]
-    assert counted_measures_of(names, [4, 8], [8, 16], [16, 32], shape) == {
-        name: counted_measures(name, [4, 8], [8, 16], [16, 32], shape) for name in names}
+    assert counted_measures_of(names, [4, 8], [16, 32], shape, [8, 16]) == {
+        name: counted_measures(name, [4, 8], [16, 32], shape, [8, 16]) for name in names}
 
 
 def test_linear_attention_and_the_ssm_need_the_same_rounds_class():
@@ -725,6 +727,26 @@ def test_linear_attention_and_the_ssm_need_the_same_rounds_class():
     for name in ("linear attention", "selective SSM"):
         assert growth_label(lengths, sequential_depths(name, lengths, shape)) == "log T"
     assert growth_label(lengths, sequential_depths("tanh RNN", lengths, shape)) == "T"
+
+
+def test_the_joined_summary_prints_the_summary_tables_counted_cells():
+    """Chapter 7's join: the counted cells of counted_measures as the summary table prints
+    them, beside the new column, headers and model names in both languages."""
+    from longdep.experiments.summary import counted_measures
+    shape = ModelShape(input_size=8, width=8, d_ff=16)
+    counted = {name: counted_measures(name, [4, 8, 16], [16, 32], shape)
+               for name in ("LSTM", "linear attention")}
+    table = summary.joined_summary_table(
+        counted, [4, 8, 16], ("reach", "距离"), {"LSTM": "4–8", "linear attention": "16"},
+        labels={"linear attention": Bilingual("linear attention", "线性注意力")})
+    text = repr(table)
+    assert "16, O(T)" in text and "O(T) (1.00)" in text and "4–8" in text
+    assert "path length at T = 16" in text and "T = 16 时的路径长度" in text
+    assert "线性注意力" in text and "距离" in text
+    in_costs = repr(summary.cost_table(counted, [4, 8, 16], [4, 8, 16]))
+    assert all(cell in in_costs for cell in ("16, O(T)", "O(T) (1.00)", "1, O(1)"))
+    with pytest.raises(ValueError, match="counted and column must be dicts of the same models"):
+        summary.joined_summary_table(counted, [4, 8, 16], ("a", "甲"), {"LSTM": "1"})
 
 
 def test_spawned_workers_return_the_same(monkeypatch):

@@ -1,5 +1,6 @@
-"""The package's layout: the import contracts hold, a forbidden import breaks them, and every
-model file runs when copied, with only its sibling model files, into an empty folder."""
+"""The package's layout: the import contracts hold, a forbidden import breaks them, ruff finds
+nothing in the code, the tests, the benchmarks and the chapters' cells, and every model file runs
+when copied, with only its sibling model files, into an empty folder."""
 
 import os
 import re
@@ -14,6 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "code" / "longdep"
 MODELS = PACKAGE / "models"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+RUFF = Path(sys.executable).with_name("ruff")
+# What ruff checks (configured in pyproject.toml): the chapters are notebooks, whose cells a
+# reader copies, so they are held to the package's rules.
+LINTED = ["code", "tests", "benchmarks", "book"]
 
 # One call of each model file's main entry point, run on the copy with torch alone.
 SMOKE = {
@@ -38,6 +43,7 @@ SMOKE = {
     "diagonal": "diagonal.DiagonalLinearRNN(3, 4)(torch.randn(2, 5, 3))",
     "lru": "lru.LRU(3, 4)(torch.randn(2, 5, 3))",
     "forgetting": "forgetting.ForgettingAttention(4, 2)(torch.randn(2, 5, 4))",
+    "gla": "q = torch.randn(2, 5, 4); gla.gla_attention(q, q, q, -torch.rand(2, 5, 4))",
 }
 
 
@@ -65,9 +71,31 @@ def test_a_planted_forbidden_import_breaks_a_contract(tmp_path):
     assert "longdep.models.rnn -> longdep.plots.style" in result.stdout
 
 
+def ruff(cwd: Path, *paths: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(RUFF), "check", "--no-cache", *paths], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_ruff_finds_nothing():
+    result = ruff(ROOT, *LINTED)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_finds_an_unused_import_in_a_chapter_cell(tmp_path):
+    chapter = next((ROOT / "book").glob("01_*.ipynb"))
+    text = chapter.read_text(encoding="utf-8")
+    unused = '"import this_module_is_unused  # planted\\n",\n    '
+    planted = text.replace('"import ', unused + '"import ', 1)
+    assert planted != text
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    (tmp_path / chapter.name).write_text(planted, encoding="utf-8")
+    result = ruff(tmp_path, chapter.name)
+    assert result.returncode != 0 and "F401" in result.stdout, result.stdout + result.stderr
+
+
 def sibling_imports(path: Path) -> set[str]:
     """The model files that ``path`` imports (its ``from .name import`` lines)."""
-    return set(re.findall(r"^\s*from \.(\w+) import", path.read_text(), re.M))
+    return set(re.findall(r"^\s*from \.(?: import )?(\w+)", path.read_text(), re.M))
 
 
 def copy_closure(name: str) -> set[str]:
@@ -82,7 +110,7 @@ def copy_closure(name: str) -> set[str]:
 
 
 def test_every_model_file_has_a_smoke_call():
-    files = {p.stem for p in MODELS.glob("*.py")} - {"__init__", "_checks"}
+    files = {p.stem for p in MODELS.glob("*.py")} - {"__init__", "_checks", "_twins"}
     assert files == set(SMOKE)
 
 

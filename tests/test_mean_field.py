@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from longdep.experiments.vanishing import (
+from longdep.experiments.mean_field import (
     growth_onset,
     mean_field_fixed_point,
     measured_rates,
@@ -39,10 +39,12 @@ def test_linear_network_rate_is_s_predicted_and_measured(s):
 
 
 def test_tanh_prediction_matches_measurement_and_onset():
-    scales = (0.9, 1.5, 2.0)
-    measured = measured_rates(scales, hidden=64, draws=2).mean(1)
+    """With inputs independent from unit to unit (the theory's assumption) the measured rate is
+    within 2 % of the prediction, on both sides of the onset."""
+    scales = (0.9, 1.5, 1.75, 2.0)
+    measured = measured_rates(scales, hidden=128, draws=3).median(1).values
     for s, rate in zip(scales, measured):
-        assert rate.item() == pytest.approx(predicted_rate(s, 1.0), rel=0.05)
+        assert rate.item() == pytest.approx(predicted_rate(s, 1.0), rel=0.02)
     onset = growth_onset(1.0)
     assert predicted_rate(onset, 1.0) == pytest.approx(1.0, abs=1e-8)
     assert 1.5 < onset < 2.0

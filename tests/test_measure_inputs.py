@@ -5,7 +5,7 @@ import math
 
 import pytest
 import torch
-from longdep.measure import cost, gradients
+from longdep.measure import cost, gradients, layers
 from longdep.models.rnn import ElmanRNN
 from torch import nn
 
@@ -15,13 +15,13 @@ F64 = torch.float64
 @pytest.mark.parametrize("call, error, message", [
     (lambda: gradients.state_gradient_norms(ElmanRNN(4, 3).double(), torch.zeros(2, 5, 4)),
      TypeError, r"^x is float32 on cpu, but the model's parameters are float64"),
-    (lambda: gradients.layer_input_gradients(3, torch.zeros(2, 5, 4, dtype=F64),
+    (lambda: layers.layer_input_gradients(3, torch.zeros(2, 5, 4, dtype=F64),
                                              torch.ones(4, dtype=F64)),
      TypeError, r"layers must be a list of layers, got int 3"),
-    (lambda: gradients.layer_input_gradients([nn.Identity(), 3], torch.zeros(2, 5, 4, dtype=F64),
+    (lambda: layers.layer_input_gradients([nn.Identity(), 3], torch.zeros(2, 5, 4, dtype=F64),
                                              torch.ones(4, dtype=F64)),
      TypeError, r"layers\[1\] must be callable"),
-    (lambda: gradients.stack_jacobian(3, torch.zeros(1, 5, 4)), TypeError, r"layers must be a"),
+    (lambda: layers.stack_jacobian(3, torch.zeros(1, 5, 4)), TypeError, r"layers must be a"),
     (lambda: gradients.activation_gamma(torch.tanh, 1.0, "a"), TypeError,
      r"spacing must be a number"),
     (lambda: gradients.activation_gamma(torch.tanh, math.nan), ValueError,
@@ -36,6 +36,15 @@ F64 = torch.float64
     (lambda: cost.fitted_exponent([1, 2], [math.nan, 2]), ValueError,
      r"values must be finite and positive"),
     (lambda: cost.fitted_exponent([1, 2], [1, 2, 3]), ValueError, r"values must hold 2 numbers"),
+    (lambda: cost.fitted_rate([0, 1], [1.0, -1.0]), ValueError, r"values must be finite and "
+     "positive"),
+    (lambda: cost.fitted_rate([0, 1], [1, 2, 3]), ValueError,
+     r"distances must hold 3 finite numbers, one per value"),
+    (lambda: cost.fitted_rate(["a", "b"], [1, 2]), TypeError, r"distances must hold numbers only"),
+    (lambda: cost.fitted_log_slope([0, 1, 2], [1, 2]), ValueError,
+     r"x must hold 2 finite numbers, one per value"),
+    (lambda: cost.fitted_log_slope([0, 1], [1, 0]), ValueError,
+     r"values must be finite and positive"),
     (lambda: cost.crossover_length([1, 2], [-1, 2], [1, 2]), ValueError,
      r"first must be finite and positive"),
     (lambda: cost.crossover_length(3, [1], [1]), TypeError, r"lengths must be a list of numbers"),
@@ -51,5 +60,8 @@ def test_measurements_check_their_arguments_by_name(call, error, message):
 def test_the_checked_fits_still_read_numpy_and_torch_numbers():
     values = [torch.tensor(4.0), torch.tensor(16.0), torch.tensor(64.0)]
     assert cost.fitted_exponent([2, 4, 8], values) == pytest.approx(2.0)
+    # the per-step rate of Chapter 2: values 3 * 0.5^d give log-slope ln 0.5 exactly
+    distances = torch.arange(5, dtype=F64)
+    assert cost.fitted_log_slope(distances, 3 * 0.5**distances) == pytest.approx(math.log(0.5))
     assert cost.growth_label([2, 4, 8], torch.tensor([1.0, 2.0, 3.0])) == "log T"
     assert math.isnan(cost.crossover_length([1, 2], [1, 2], [3, 4]))  # no crossing in range

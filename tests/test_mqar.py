@@ -173,7 +173,7 @@ def test_mqar_training_shapes_and_bad_arguments():
     run = mqar_training(MQAR_MODELS[1], TINY)
     assert run.accuracies.shape == (2, 2, 2) and run.losses.shape == (2, 4)
     assert ((run.accuracies >= 0) & (run.accuracies <= 1)).all()
-    with pytest.raises(ValueError, match="name must be one of"):
+    with pytest.raises(ValueError, match="name must be a mixer model of the registry"):
         mqar_training("tanh RNN", TINY)
     with pytest.raises(TypeError, match="setting must be a MQARSetting|setting must be an"):
         mqar_training(MQAR_MODELS[0], {"steps": 2})

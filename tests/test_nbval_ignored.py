@@ -20,22 +20,31 @@ TAG = "nbval-ignore-output"
 IGNORED = {
     "01_rnn_bptt.ipynb": {},
     "02_vanishing_exploding.ipynb": {
-        "d22e8a27": "SGD on the gain-3 RNN at lr 0.5 without clipping is chaotic: how many of "
-                    "its 32 seeds learn (shown in the table of counts), their median "
-                    "accuracy, their largest gradients and the length of the "
-                    "clipped runs' opening phase move with the last bits of the arithmetic; "
-                    "the claims are asserted in the next (remove-cell) cell",
+        "s3 = at_probe[3.0]  # chaotic: these digits move with the last bits of the arithmetic":
+            "the tanh RNN with W_hh = 3Q is chaotic: its gradient ratio 100 steps back, and so "
+            "the range over the 10 draws, moves with the last bits of the arithmetic; the next "
+            "(remove-cell) cell asserts that it grows and stays far below its bound",
+        "plain_learned = count(plain_final < learned)":
+            "SGD on the gain-3 RNN at lr 0.5 without clipping is chaotic: how many of its 32 "
+            "seeds learn, the clipped runs' last clipped step and the unclipped runs' spikes "
+            "move with the last bits of the arithmetic; the next (remove-cell) cell asserts "
+            "the claims (the count's word, clipping in the opening phase of most runs)",
     },
     "03_lstm.ipynb": {
         "big, middle, explosion_floor = 10, 3, 1e6":
             "the gradient of the LSTM with W_hh x 3 and x 10 over 300 steps is chaotic: how "
             "many of the 10 draws exceed 1e6 and the ratios' median and range move with the "
             "last bits of the arithmetic; the next (remove-cell) cell asserts the claims",
-        "grids = rg.key_recall_grid(budget=budget)  # {row: (seeds, distances)}, rows side by "
-        "side":
+        "# the IRNN at d = 20 once more, its weights changed in their last bits (\"Runs "
+        "differ\")":
             "key recall after 150 training steps: a seed at the boundary can cross 0.95 or the "
             "order-blind bound with the last bits, so a count of the tables (and the glued "
             "counts) can move by one; the claims are asserted with margins in the next cells",
+        "moved = (perturbed[retrained] - boundary).abs()  # (seeds,)":
+            "how far the IRNN's seeds at d = 20 move when its weights change in their last "
+            "bits: chaotic by construction (the chapter measures exactly that); the claims "
+            "read from it, most of the spread comes from the seed and a single run can move "
+            "by more than 0.05, are asserted in the next (remove-cell) cell",
         "title = Bilingual(f\"Key recall, one fixed budget ({budget.steps} steps)\",":
             "the key-recall figure's alt text counts the seeds that reach 0.95, chaotic as "
             "the tables are",
@@ -43,7 +52,26 @@ IGNORED = {
         "1755a00e": "time ratios and microseconds per step derived from those times (timing)",
     },
     "04_transformer.ipynb": {},
-    "05_mini_transformer.ipynb": {},
+    "05_mini_transformer.ipynb": {
+        "runs = ind.induction_runs()  # {label: InductionRun}, side by side on the cores":
+            "the induction runs train 200 to 800 steps: their median copy losses, accuracies "
+            "and attention scores move in the second digit with the last bits of the "
+            "arithmetic (the counts of seeds that copy have wide margins); the next "
+            "(remove-cell) cell asserts the claims",
+        'plateau, fall = ind.plateau_and_drop(runs["2 layers"], high=2.3, low=1.8)':
+            "the steps each two-layer seed spends on its plateau and in its drop, and the "
+            "glued ranges of the induction runs, are chaotic by a few steps; the next cell "
+            "asserts the claim (the drop is quicker than the plateau in every seed)",
+        "sweep = wu.depth_sweep(sweep_depths, high, **setup)  # {setting: (depths, seeds)}":
+            "the depth sweep's counts of seeds that train: at the depth where some Post-LN "
+            "seeds train and others do not, a seed can flip with the last bits; the claims "
+            "(at the counts far from the edge) are asserted in the next cell",
+        "deepest = post[sweep_depths[-1]]":
+            "glues the depth sweep's counts and their words, chaotic as the table is",
+        "series = {Bilingual(*settings[label]): wu.count_series(row)":
+            "the depth sweep's figure: its alt text gives every count, chaotic at the "
+            "middle depth as the table is",
+    },
     "06_beyond_quadratic.ipynb": {
         "seconds = attention_costs.attention_seconds(lengths, features, window_keys, "
         "repeats=5)":
@@ -77,6 +105,13 @@ IGNORED = {
             "arithmetic give other weights, moving these numbers in their second digit and a "
             "reach by a grid step); the claims read from them are comparisons asserted with "
             "margins in the chapter's remove-cells",
+        "counted = {name: counts[\"counted\", name] for name in LANGUAGE_MODELS}  # at our "
+        "sizes":
+            "the joined summary table: its counted columns are exact, but its last column, "
+            "each model's range over the seeds of how far back its loss depends, is a "
+            "threshold crossing of a chaotic training (a reach moves by a grid step with the "
+            "last bits); the next (remove-cell) cell asserts the counted columns and the "
+            "claim read from the ranges, the LSTM's reach below 32 in every seed",
     },
 }
 

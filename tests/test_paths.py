@@ -11,14 +11,8 @@ from longdep.experiments.attention import (
     layer_outputs,
     predicted_layers,
 )
-from longdep.measure.gradients import (
-    distance_profile,
-    last_output_sum,
-    layer_input_gradients,
-    readout_loss,
-    skip_path_only,
-    stack_jacobian,
-)
+from longdep.measure.gradients import distance_profile, last_output_sum, readout_loss
+from longdep.measure.layers import layer_input_gradients, skip_path_only, stack_jacobian
 from longdep.models.conv import CausalConvolution
 from longdep.models.rnn import ElmanRNN
 from torch import nn

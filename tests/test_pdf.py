@@ -331,7 +331,15 @@ def test_the_outline_lists_every_page_and_its_sections_in_the_editions_words(edi
 
 
 # The chapters whose cell outputs are bilingual (CONTRIBUTING.md, "Both editions").
-BILINGUAL_CHAPTERS = ["book/01_rnn_bptt", "book/06_beyond_quadratic"]
+BILINGUAL_CHAPTERS = [
+    "book/01_rnn_bptt",
+    "book/02_vanishing_exploding",
+    "book/03_lstm",
+    "book/04_transformer",
+    "book/05_mini_transformer",
+    "book/06_beyond_quadratic",
+    "book/07_real_text",
+]
 # A bilingual output's HTML, as longdep.book writes it: one div per language.
 LANGUAGE_PART = re.compile(r'<div class="longdep-lang" lang="([\w-]+)">(.*?)</div>'
                            r'(?=<div class="longdep-lang"|$)', re.DOTALL)

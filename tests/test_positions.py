@@ -2,7 +2,8 @@
 
 import pytest
 import torch
-from longdep.experiments.attention import permutation_errors, shift_matrix
+from longdep.experiments.attention import shift_matrix
+from longdep.experiments.order import permutation_errors
 from longdep.models.attention import (
     MultiHeadAttention,
     PositionalEncoding,

@@ -64,11 +64,42 @@ def test_a_row_stops_after_a_distance_no_seed_beats_the_bound(one_thread, monkey
 
 def test_the_grid_spread_over_cores_equals_one_group_after_another(one_thread):
     groups = (("bag of tokens",), ("tanh RNN", "tanh RNN, orthogonal"))
-    spread = rg.key_recall_grid(groups, TINY)
+    run = ("GRU", 2, 1e-3)
+    spread, perturbed = rg.key_recall_grid(groups, TINY, perturbed=(run,))
     assert list(spread) == ["bag of tokens", "tanh RNN", "tanh RNN, orthogonal"]
     for group in groups:
         for row, grid in rg.group_grid(group, TINY).items():
             torch.testing.assert_close(grid, spread[row], rtol=0, atol=0, equal_nan=True)
+    assert list(perturbed) == [run]
+    torch.testing.assert_close(perturbed[run], rg.perturbed_accuracies(*run, TINY),
+                               rtol=0, atol=0)
+
+
+def test_a_perturbed_core_changes_only_its_own_weights_in_their_last_bits():
+    """Every weight moves by a relative scale * z (z a normal draw, so a few scales at most),
+    zeros stay zero, and the global generator continues as after the unperturbed core, so the
+    rest of a seed's initialisation and its batches are unchanged."""
+    scale = 1e-6
+    manual_seed(3)
+    plain, after_plain = rg.row_core("IRNN (relu, identity)", TINY), torch.rand(4)
+    manual_seed(3)
+    moved, after_moved = rg.perturbed_core("IRNN (relu, identity)", scale, TINY), torch.rand(4)
+    assert torch.equal(after_plain, after_moved)
+    changes = 0
+    for (name, p), q in zip(plain.named_parameters(), moved.parameters()):
+        relative = ((q - p) / p.abs().clamp_min(1e-30)).abs()
+        assert relative.max() < 6 * scale, name
+        assert torch.equal(q[p == 0], p[p == 0]), f"{name}: a zero stays zero"
+        changes += (q != p).sum().item()
+    assert changes > 0.9 * sum(int((p != 0).sum()) for p in plain.parameters())
+
+
+def test_perturbed_accuracies_train_the_row_as_the_grid_does_at_a_vanishing_scale(one_thread):
+    """At a scale below float32's resolution the weights do not move, and the accuracies equal
+    the grid's for that row and distance."""
+    grid = rg.group_grid(("GRU",), TINY)["GRU"]
+    tiny = rg.perturbed_accuracies("GRU", TINY.distances[0], 1e-12, TINY)
+    torch.testing.assert_close(tiny, grid[:, 0], rtol=0, atol=0)
 
 
 def test_counts_and_tables_follow_the_rule():

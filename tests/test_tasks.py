@@ -1,8 +1,9 @@
-"""The key-recall task: where the key, the distractors and the query are, and bad arguments."""
+"""The key-recall task: where the key, the distractors and the query are, and bad arguments;
+the parity task of Chapter 2."""
 
 import pytest
 import torch
-from longdep.tasks import key_recall_batch
+from longdep.tasks import key_recall_batch, parity_batch
 
 
 def test_layout_of_a_batch():
@@ -64,3 +65,27 @@ def test_content_only_accuracy_equals_the_most_frequent_id_guess():
     assert content_only_accuracy(1, 8) == 1.0  # the only token is the key
     # two ids: equal (p 1/2) always right, different (p 1/2) right half the time
     assert content_only_accuracy(2, 2) == 0.75
+
+
+def test_parity_targets_are_the_count_of_ones_modulo_two():
+    bits, targets = parity_batch(400, 9, torch.Generator().manual_seed(0))
+    assert bits.shape == (400, 9) and targets.shape == (400,)
+    assert bits.dtype == targets.dtype == torch.int64
+    assert set(bits.unique().tolist()) == {0, 1}
+    expected = torch.tensor([sum(row) % 2 for row in bits.tolist()])
+    assert torch.equal(targets, expected)
+    flipped = bits.clone()
+    flipped[:, 4] = 1 - flipped[:, 4]  # one bit changed anywhere changes the answer
+    assert torch.equal(flipped.sum(1) % 2, 1 - targets)
+    assert 0.4 < targets.double().mean() < 0.6
+    again, _ = parity_batch(400, 9, torch.Generator().manual_seed(0))
+    assert torch.equal(bits, again)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: parity_batch(0, 5), "batch_size must be at least 1, got 0"),
+    (lambda: parity_batch(2, 5, generator=3), "generator must be None or a torch.Generator"),
+])
+def test_parity_batch_checks_its_arguments(call, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()

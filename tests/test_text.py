@@ -28,11 +28,13 @@ from longdep.experiments.text import (
     FlatLogits,
     character_model,
     context_statistics,
+    context_use,
     held_out_set,
     last_position_only,
     measure_context_use,
     parameter_count,
     random_windows,
+    train_and_measure,
     train_character_models,
     window_batches,
 )
@@ -303,3 +305,19 @@ def test_context_statistics_are_the_ratios_the_chapter_compares():
     assert statistics["reach"].tolist() == [4, 2]
     with pytest.raises(ValueError, match="d = 1"):
         context_statistics(use, keep=3)
+
+
+def test_context_use_runs_the_calls_beside_it_in_the_same_pool(one_thread):
+    """A call passed beside the trainings returns what it returns alone, and the trainings
+    return what train_and_measure returns alone (each seeds itself)."""
+    corpus = load_corpus()
+    budget = replace(TEXT_BUDGET, steps=2, batch_size=2, warmup_steps=1, eval_windows=8,
+                     ablation_windows=4, distances=(1, 4, 32), seeds=(0, 1))
+    runs, beside = context_use(corpus, budget, ("linear attention",),
+                               beside={"digits": (sorted, ([3, 1, 2],))})
+    assert beside == {"digits": [1, 2, 3]} and list(runs) == ["linear attention"]
+    alone = train_and_measure("linear attention", corpus, held_out_set(corpus, budget), budget)
+    for mine, theirs in zip(runs["linear attention"], alone):
+        torch.testing.assert_close(mine.position_losses, theirs.position_losses, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="beside must not use a model's name as a key"):
+        context_use(corpus, budget, ("LSTM",), beside={"LSTM": (sorted, ([1],))})

@@ -7,6 +7,12 @@ import numpy as np
 import pytest
 import torch
 from longdep.book import seed_everything
+from longdep.experiments.init_gradients import (
+    LogitsAndStream,
+    gradient_draws,
+    gradient_profiles,
+    logits_and_stream,
+)
 from longdep.experiments.key_recall import (
     KEY_RECALL_BUDGET,
     KeyRecallBudget,
@@ -15,14 +21,22 @@ from longdep.experiments.key_recall import (
 )
 from longdep.experiments.mini_transformer import (
     article_noise_fit,
-    depth_sweep,
-    depth_sweep_run,
-    ffn_gradient_norms,
-    ffn_gradient_norms_at_init,
-    ffn_gradient_profiles,
-    fitted_exponent,
+    count_text,
+    count_word,
+    first_softmax,
+    future_gradients,
+    scaled_embedding_classifier,
+    spread_text,
+    swamping_ratios,
     token_position_norm_ratio,
 )
+from longdep.experiments.warmup import (
+    count_series,
+    depth_sweep,
+    depth_sweep_run,
+    mean_warmup_rate,
+)
+from longdep.measure.cost import fitted_exponent
 from longdep.models.attention import causal_mask
 from longdep.models.transformer import (
     EncoderLayer,
@@ -31,6 +45,8 @@ from longdep.models.transformer import (
     TransformerEncoder,
     next_token_model,
 )
+from longdep.seeds import seeded_generator
+from longdep.stats import Count, spread
 from torch import nn
 
 TOLERANCE = {torch.float32: {"rtol": 1e-5, "atol": 1e-5},
@@ -260,50 +276,107 @@ def test_stack_is_a_key_recall_core(one_thread):
     assert result.accuracy >= 0.99
 
 
-def test_ffn_gradient_norms_equal_backward():
-    seed_everything(19)
-    model = next_token_model(30, 16, 2, 3, 32, max_len=8, dropout=0.0)
-    tokens, targets = torch.randint(0, 30, (2, 4, 8))
-    norms = ffn_gradient_norms(model, tokens, targets)
-    nn.functional.cross_entropy(model(tokens).flatten(0, 1), targets.flatten()).backward()
-    layers = model.encoder.stack.layers
-    expected = torch.stack([layer.linear2.weight.grad.norm() for layer in layers])
-    torch.testing.assert_close(norms, expected)
-    with pytest.raises(ValueError, match="targets"):
-        ffn_gradient_norms(model, tokens, targets[:, :4])
+def test_gradient_draws_equal_backward_draw_by_draw():
+    """The vmapped draws equal one plain forward and backward per draw: the gradient norm of
+    every layer's W_2, and the stream's root mean square."""
+    draws = gradient_draws(3, True, seeds=(4, 5), vocab_size=30, d_model=16, num_heads=2,
+                           d_ff=32, batch_size=4, length=8)
+    assert draws.norms.shape == (2, 3) and draws.stream.shape == (2,)
+    tokens, targets = torch.randint(0, 30, (2, 4, 8), generator=seeded_generator(0))
+    for i, seed in enumerate((4, 5)):
+        seed_everything(seed)
+        model = next_token_model(30, 16, 2, 3, 32, 8, dropout=0.0, norm_first=True, causal=True)
+        logits, stream = logits_and_stream(model, tokens)
+        torch.testing.assert_close(logits, model(tokens))  # the same function as the model
+        nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten()).backward()
+        expected = [layer.linear2.weight.grad.norm().item() for layer in model.encoder.stack.layers]
+        np.testing.assert_allclose(draws.norms[i], expected, rtol=1e-5)
+        assert draws.stream[i] == pytest.approx(stream.item(), rel=1e-5)
 
 
 def test_gradient_profiles_side_by_side_equal_one_after_another(one_thread):
-    profiles = ffn_gradient_profiles((1, 2), seeds=(0,), d_model=8)
+    profiles = gradient_profiles((1, 2), seeds=(0, 1), d_model=8)
     assert list(profiles) == ["PyTorch default", "Glorot"]
     for name, glorot in (("PyTorch default", False), ("Glorot", True)):
-        for norm_first, spread in zip((False, True), profiles[name]):
-            serial = ffn_gradient_norms_at_init((1, 2), norm_first, (0,), d_model=8,
-                                                glorot=glorot)
-            assert list(spread) == [1, 2]
-            assert all(np.array_equal(spread[L], serial[L].numpy()) for L in (1, 2))
+        for norm_first, by_depth in zip((False, True), profiles[name]):
+            assert list(by_depth) == [1, 2]
+            for depth in (1, 2):
+                serial = gradient_draws(depth, norm_first, (0, 1), d_model=8, d_ff=32,
+                                        glorot=glorot)
+                assert np.array_equal(by_depth[depth].norms, serial.norms)
+                assert np.array_equal(by_depth[depth].stream, serial.stream)
 
 
 def test_pre_ln_last_layer_gradient_shrinks_with_depth_and_post_ln_does_not(one_thread):
-    """Xiong et al. (2020), Theorem 1, on small models: the claim Chapter 5 plots."""
-    post = ffn_gradient_norms_at_init((4, 16), norm_first=False, seeds=(0,))
-    pre = ffn_gradient_norms_at_init((4, 16), norm_first=True, seeds=(0,))
-    assert [len(post[4]), len(pre[16])] == [4, 16]
-    assert pre[16][-1] < 0.8 * pre[4][-1]
-    assert post[16][-1] > 0.8 * post[4][-1]
-    assert post[16][-1] > pre[16][-1]
+    """Xiong et al. (2020), Theorem 1, on small models: the claim Chapter 5 plots, and the
+    Pre-LN stream that grows as the gradient falls."""
+    post = {L: gradient_draws(L, False, seeds=(0, 1, 2)) for L in (4, 16)}
+    pre = {L: gradient_draws(L, True, seeds=(0, 1, 2)) for L in (4, 16)}
+    last = {name: {L: np.median(d[L].norms[:, -1]) for L in d} for name, d in
+            (("post", post), ("pre", pre))}
+    assert last["pre"][16] < 0.8 * last["pre"][4]
+    assert last["post"][16] > 0.8 * last["post"][4]
+    assert last["post"][16] > last["pre"][16]
+    assert np.median(pre[16].stream) > 1.2 * np.median(pre[4].stream)
+    assert np.allclose(post[16].stream, 1.0, atol=1e-3)  # a LayerNorm's output
 
 
 def test_fresh_noise_demo_is_reproducible_and_cannot_go_below_the_noise(one_thread):
-    seed_everything(20)
-    model = TransformerEncoder(50, 16, 2, 1, 32, max_len=16, dropout=0.0)
-    twin = TransformerEncoder(50, 16, 2, 1, 32, max_len=16, dropout=0.0)
-    twin.load_state_dict(model.state_dict())
-    first = article_noise_fit(model, 50, steps=30, lr=1e-2)
-    second = article_noise_fit(twin, 50, steps=30, lr=1e-2)
-    assert first.losses == second.losses and len(first.grad_norms) == 30
+    def models():
+        seed_everything(20)
+        return [TransformerEncoder(50, 16, 2, 1, 32, max_len=16, dropout=0.0) for _ in range(2)]
+
+    first = article_noise_fit(models(), 50, seeds=(0, 1), steps=30, lr=1e-2)
+    second = article_noise_fit(models(), 50, seeds=(0, 1), steps=30, lr=1e-2)
+    assert [r.losses for r in first] == [r.losses for r in second]
+    assert len(first) == 2 and len(first[0].grad_norms) == 30
+    assert first[0].losses != first[1].losses  # each seed its own noise
     # The target is independent of the input: the expected loss is at least its variance, 1.
-    assert min(first.losses) > 0.9
+    assert min(min(r.losses) for r in first) > 0.9
+
+
+def test_mean_warmup_rate_is_the_schedule_mean():
+    """A linear warm-up over w of n steps sums to lr (w + 1) / 2 + lr (n - w)."""
+    assert mean_warmup_rate(0.01, 30, 60) == pytest.approx(0.01 * (15.5 + 30) / 60)
+    assert mean_warmup_rate(0.01, 0, 60) == 0.01
+    assert mean_warmup_rate(0.01, 100, 10) == pytest.approx(0.01 * 5.5 / 100)
+
+
+def test_swamping_ratios_are_sqrt_two_d_and_sqrt_two():
+    article, fixed = swamping_ratios(seeds=(0, 1), vocab_size=400, d_model=64)
+    np.testing.assert_allclose(article, math.sqrt(2 * 64), rtol=0.02)
+    np.testing.assert_allclose(fixed, math.sqrt(2), rtol=0.02)
+
+
+def test_the_article_embedding_saturates_the_first_softmax():
+    """With N(0, 1) embeddings scaled by sqrt(d) the first softmax puts most of each row on one
+    key; with the fix it stays near uniform (Chapter 5's mechanism)."""
+    tokens = torch.randint(0, 9, (8, 21), generator=seeded_generator(0))
+    seed_everything(3)
+    saturated = first_softmax(scaled_embedding_classifier(True, 20), tokens)
+    seed_everything(3)
+    fixed = first_softmax(scaled_embedding_classifier(False, 20), tokens)
+    assert saturated[0] > 0.4 and fixed[0] < 0.15
+    assert saturated[1] < 1.5 and fixed[1] > 0.9 * math.log(21)
+    uniform = torch.full((1, 1, 5, 5), 0.2)
+    assert -(uniform * uniform.log()).sum(-1).mean() == pytest.approx(math.log(5))
+
+
+def test_scaled_embedding_classifier_reads_the_last_position():
+    seed_everything(4)
+    model = scaled_embedding_classifier(False, 6)
+    tokens = torch.randint(0, 9, (3, 7))
+    logits = model(tokens)
+    assert logits.shape == (3, KEY_RECALL_BUDGET.num_keys)
+    model.model.encoder.stack.last_only = False  # the full output's last row is the same
+    torch.testing.assert_close(model.model(tokens)[:, -1], logits)
+
+
+def test_future_gradients_are_exactly_zero_with_the_causal_mask():
+    leak = future_gradients(seeds=(0, 1), position=3, length=6, d_model=8)
+    assert leak[True].shape == (2, 6)
+    assert (leak[True][:, 4:] == 0).all() and (leak[True][:, :4] > 0).all()
+    assert (leak[False][:, 4:] > 0).all()
 
 
 def test_key_recall_transformer_fits_the_budget():
@@ -350,44 +423,74 @@ def test_depth_sweep_run_rejects_labels_it_cannot_train_together(labels, match):
         depth_sweep_run(labels, 1, budget, 3, 2, (0,), 0)
 
 
-def test_fitted_exponent_recovers_a_power_law():
-    depths = (3, 6, 12, 48)
-    assert fitted_exponent(depths, [2.0 * d**-0.5 for d in depths]) == pytest.approx(-0.5)
-    assert fitted_exponent(depths, [7.0] * 4) == pytest.approx(0.0, abs=1e-12)
-    with pytest.raises(ValueError, match="positive"):
-        fitted_exponent(depths, [1.0, 0.0, 1.0, 1.0])
-    with pytest.raises(ValueError, match="two depths"):
-        fitted_exponent((4,), [1.0])
-    with pytest.raises(ValueError, match="one value per depth"):
-        fitted_exponent(depths, [1.0, 2.0])
-
-
 def test_glorot_initialisation_makes_pre_ln_decay_faster(one_thread):
     """Chapter 5's claim: with Glorot's larger weights the Pre-LN decay is steeper."""
     depths = (4, 16)
-    default = ffn_gradient_norms_at_init(depths, True, seeds=(0,), d_model=32, d_ff=64)
-    glorot = ffn_gradient_norms_at_init(depths, True, seeds=(0,), d_model=32, d_ff=64,
-                                        glorot=True)
-    slope = {name: fitted_exponent(depths, [p[L][-1] for L in depths])
-             for name, p in (("default", default), ("glorot", glorot))}
-    assert slope["glorot"] < slope["default"] - 0.05
-    assert not torch.equal(default[4], glorot[4])
+    slope = {}
+    for glorot in (False, True):
+        draws = {L: gradient_draws(L, True, seeds=(0, 1), d_model=32, d_ff=64, glorot=glorot)
+                 for L in depths}
+        slope[glorot] = fitted_exponent(depths, [np.median(draws[L].norms[:, -1])
+                                                 for L in depths])
+    assert slope[True] < slope[False] - 0.05
+
+
+def test_counts_read_as_the_book_prints_them():
+    """A count shows its Wilson interval and, if it earns one, its word, in both languages;
+    the figure's series carry the same numbers."""
+    assert count_text(Count(10, 10)).en == "10/10 (0.72-1.00) almost always"
+    assert count_text(Count(10, 10)).zh == "10/10 (0.72-1.00) 几乎总是"
+    assert count_text(Count(4, 10)).en == "4/10 (0.17-0.69)"
+    assert count_word(Count(0, 10)).en == "almost never"
+    assert spread_text(spread([0.5, -0.25, 0.125])).en == "0.12 (-0.25 to 0.50)"
+    assert spread_text(spread([0.5, -0.25, 0.125])).zh == "0.12（-0.25 到 0.50）"
+    assert "straddles" in count_word(Count(5, 10)).en
+    series = count_series({1: Count(10, 10), 4: Count(4, 10)})
+    assert series["depths"] == [1, 4] and series["trained"] == [10, 4]
+    assert series["worded"] == [True, False] and series["high"][0] == 1.0
+
+
+def test_depth_sweep_control_trains_at_the_mean_rate(one_thread):
+    """The constant-rate control is Post-LN without warm-up at the warm-up's mean rate: the
+    same as a plain Post-LN sweep at that learning rate."""
+    settings = {"steps": 4, "batch_size": 4, "distance": 3, "num_heads": 2, "seeds": (0, 1)}
+    control = depth_sweep((1,), 1e-2, warmup_steps=3, labels=("Post-LN, constant mean rate",),
+                          **settings)
+    plain = depth_sweep((1,), mean_warmup_rate(1e-2, 3, 4), warmup_steps=0,
+                        labels=("Post-LN",), **settings)
+    assert torch.equal(control["Post-LN, constant mean rate"], plain["Post-LN"])
 
 
 @pytest.mark.parametrize("call, error, match", [
     (lambda: token_position_norm_ratio(torch.zeros(3, 4), 2.0, 8), TypeError, "embedding"),
     (lambda: token_position_norm_ratio(nn.Embedding(3, 4), -1.0, 8), ValueError, "scale"),
     (lambda: token_position_norm_ratio(nn.Embedding(3, 4), 2.0, 0), ValueError, "max_len"),
-    (lambda: ffn_gradient_norms(nn.Linear(2, 2), torch.zeros(1, 2, dtype=torch.long),
-                                torch.zeros(1, 2, dtype=torch.long)), TypeError, "model"),
-    (lambda: ffn_gradient_norms(next_token_model(5, 8, 2, 1, 8, 4), torch.zeros(1, 2),
-                                torch.zeros(1, 2, dtype=torch.long)), ValueError, "tokens"),
-    (lambda: ffn_gradient_norms_at_init((), False), ValueError, "depths"),
-    (lambda: ffn_gradient_norms_at_init((2,), False, seeds=()), ValueError, "seeds"),
-    (lambda: ffn_gradient_norms_at_init((2,), False, d_model=0), ValueError, "d_model"),
-    (lambda: article_noise_fit("model", 5), TypeError, "model"),
-    (lambda: article_noise_fit(nn.Linear(2, 2), 5, steps=0), ValueError, "steps"),
-    (lambda: article_noise_fit(nn.Linear(2, 2), 5, lr=math.inf), ValueError, "lr"),
+    (lambda: logits_and_stream(nn.Linear(2, 2), torch.zeros(1, 2, dtype=torch.long)),
+     TypeError, "model"),
+    (lambda: logits_and_stream(next_token_model(5, 8, 2, 1, 8, 4), torch.zeros(1, 2)),
+     TypeError, "tokens"),
+    (lambda: gradient_draws(0, False), ValueError, "depth"),
+    (lambda: gradient_draws(2, False, seeds=()), ValueError, "seeds"),
+    (lambda: gradient_draws(2, False, d_model=0), ValueError, "d_model"),
+    (lambda: gradient_draws(2, 1), TypeError, "norm_first"),
+    (lambda: gradient_profiles(()), ValueError, "depths"),
+    (lambda: LogitsAndStream(nn.Linear(2, 2))(torch.zeros(1, 2, dtype=torch.long)),
+     TypeError, "model"),
+    (lambda: article_noise_fit("model", 5), TypeError, "models"),
+    (lambda: article_noise_fit([nn.Linear(2, 2)], 5, steps=0), ValueError, "steps"),
+    (lambda: article_noise_fit([nn.Linear(2, 2)], 5, lr=math.inf), ValueError, "lr"),
+    (lambda: mean_warmup_rate(0.1, -1, 5), ValueError, "warmup_steps"),
+    (lambda: mean_warmup_rate(math.nan, 1, 5), ValueError, "lr"),
+    (lambda: swamping_ratios(seeds=()), ValueError, "seeds"),
+    (lambda: scaled_embedding_classifier(1, 5), TypeError, "article"),
+    (lambda: first_softmax(nn.Linear(2, 2), torch.zeros(1, 2, dtype=torch.long)),
+     TypeError, "model"),
+    (lambda: future_gradients(position=12, length=12), ValueError, "position"),
+    (lambda: count_text((3, 10)), TypeError, "counted"),
+    (lambda: count_word(None), TypeError, "counted"),
+    (lambda: spread_text([1.0]), TypeError, "values"),
+    (lambda: count_series({}), TypeError, "counts"),
+    (lambda: count_series({0: Count(1, 2)}), ValueError, "depth"),
 ])
 def test_experiments_check_their_arguments(call, error, match):
     with pytest.raises(error, match=match):

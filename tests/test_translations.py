@@ -49,16 +49,20 @@ def catalog(page: str) -> Path:
 
 
 def kept_parts(message: str) -> Counter:
-    """What a translation must keep: math, code, roles (a link role's target only)."""
+    """What a translation must keep: math, code, roles (a link role's target only). A glued
+    word's Chinese key, `<key>_zh` (longdep.book.chapter_glue glues it beside `<key>`), counts as
+    its English key: the Chinese sentence pastes the Chinese word."""
     parts = []
     for name, text in ROLE.findall(message):
-        if name.startswith("glue"):  # the Chinese pastes a glued word's Chinese twin, key_zh
+        if name.startswith("glue"):
             text = re.sub(r"_zh(?=:|$)", "", text)
         if name in LINK_ROLES:
             match = re.fullmatch(r".*<(.+)>", text, flags=re.DOTALL)
             text = (match.group(1) if match else text).strip()
             if name == "term":
                 text = text.lower()
+        if name.startswith("glue"):  # a glued word's Chinese is its _zh key (CONTRIBUTING.md)
+            text = re.sub(r"_zh(?=:|$)", "", text)
         parts.append(f"{{{name}}}{text}")
     without_roles = ROLE.sub("", message)
     parts += MATH.findall(without_roles)

@@ -1,9 +1,27 @@
-"""The bound's ingredients (Chapter 2): gamma, matrix powers, and the probe networks."""
+"""The bound's ingredients (Chapter 2): gamma, matrix powers, the probe networks, and the
+batched probe that measures many networks at once."""
 
 import pytest
 import torch
-from longdep.experiments.vanishing import orthogonal_matrix, rnn_with_recurrent_matrix
-from longdep.measure.gradients import activation_gamma, matrix_power_norms
+from longdep.experiments.vanishing import (
+    fitted_rates,
+    masked_product_norms,
+    orthogonal_matrix,
+    probe_networks,
+    rnn_with_recurrent_matrix,
+    scaled_orthogonal,
+    step_factor_norms,
+)
+from longdep.measure.gradients import (
+    activation_derivatives,
+    activation_gamma,
+    matrix_power_norms,
+    ratios_by_distance,
+    state_gradient_norms,
+    step_jacobian_norms,
+)
+
+F64 = torch.float64
 
 
 @pytest.mark.parametrize(
@@ -39,17 +57,75 @@ def test_scaled_orthogonal_matrix():
     assert torch.equal(q, orthogonal_matrix(7, torch.Generator().manual_seed(3)))
 
 
-def test_probe_rnn_is_deterministic_and_scales_its_input():
-    weight = torch.randn(5, 5, dtype=torch.float64)
-    rnn, x = rnn_with_recurrent_matrix(weight, "relu", input_scale=1.0, steps=12, batch=3,
-                                       input_size=2, seed=4)
+def test_probe_rnn_is_deterministic_scales_its_input_and_reads_every_unit_alone():
+    weight = torch.randn(5, 5, dtype=F64)
+    rnn, x = rnn_with_recurrent_matrix(weight, "relu", input_scale=1.0, steps=12, batch=3, seed=4)
     rnn2, x2 = rnn_with_recurrent_matrix(weight, "relu", input_scale=2.5, steps=12, batch=3,
-                                         input_size=2, seed=4)
-    assert x.shape == (3, 12, 2) and x.dtype == torch.float64
+                                         seed=4)
+    assert x.shape == (3, 12, 5) and x.dtype == F64
     torch.testing.assert_close(x2, 2.5 * x, rtol=1e-15, atol=0)
-    assert torch.equal(rnn.weight_ih, rnn2.weight_ih) and torch.equal(rnn.weight_hh, weight)
-    assert rnn.nonlinearity == "relu"
+    assert torch.equal(rnn.weight_ih, torch.eye(5, dtype=F64))  # independent input per unit
+    assert torch.equal(rnn.weight_hh, weight) and rnn.nonlinearity == "relu"
     assert torch.all(rnn.bias_ih == 0) and torch.all(rnn.bias_hh == 0)
+
+
+def test_scaled_orthogonal_has_every_singular_value_equal_to_its_gain():
+    weights = scaled_orthogonal([0.5, 2.0], 6, 3, torch.Generator().manual_seed(1))
+    assert weights.shape == (2, 3, 6, 6)
+    singular = torch.linalg.svdvals(weights)  # (2, 3, 6)
+    torch.testing.assert_close(singular[0], torch.full((3, 6), 0.5, dtype=F64))
+    torch.testing.assert_close(singular[1], torch.full((3, 6), 2.0, dtype=F64))
+    torch.testing.assert_close(weights[1], 4 * weights[0])  # the same Q for every gain
+
+
+@pytest.mark.parametrize("activation", ["tanh", "identity"])
+def test_the_batched_probe_equals_the_autograd_probe_network_by_network(activation):
+    weights = scaled_orthogonal([0.9, 1.5, 3.0], 8, 2, torch.Generator().manual_seed(2))
+    weights = weights.flatten(0, 1)  # (6, 8, 8)
+    _, x = rnn_with_recurrent_matrix(weights[0], steps=30, batch=3, seed=5)
+    probe = probe_networks(weights, x, activation)
+    assert probe.ratios.shape == (6, 30) and probe.slopes.shape == (6, 30, 3, 8)
+    for weight, ratios, slopes in zip(weights, probe.ratios, probe.slopes):
+        rnn, _ = rnn_with_recurrent_matrix(weight, activation, steps=30, batch=3, seed=5)
+        expected = ratios_by_distance(state_gradient_norms(rnn, x))
+        torch.testing.assert_close(ratios, expected, rtol=1e-12, atol=0)
+        torch.testing.assert_close(slopes, activation_derivatives(rnn, x).transpose(0, 1))
+    shorter = probe_networks(weights, x, activation, longest=10)
+    torch.testing.assert_close(shorter.ratios, probe.ratios[:, :11], rtol=1e-14, atol=0)
+
+
+def test_fitted_rates_recover_the_exact_rate_of_a_linear_network():
+    weights = scaled_orthogonal([0.8, 1.0, 1.3], 8, 2, torch.Generator().manual_seed(3))
+    x = torch.randn(2, 120, 8, dtype=F64, generator=torch.Generator().manual_seed(4))
+    rates = fitted_rates(probe_networks(weights.flatten(0, 1), x, "identity").ratios)
+    torch.testing.assert_close(rates, torch.tensor([0.8, 0.8, 1.0, 1.0, 1.3, 1.3], dtype=F64),
+                               rtol=1e-10, atol=0)
+
+
+def test_step_factor_norms_are_the_norms_the_probe_of_one_network_gives():
+    weight = 2.0 * orthogonal_matrix(6, torch.Generator().manual_seed(6))
+    rnn, x = rnn_with_recurrent_matrix(weight, steps=9, batch=2, seed=7)
+    slopes = probe_networks(weight[None], x).slopes  # (1, time, batch, n)
+    torch.testing.assert_close(step_factor_norms(weight[None], slopes[:, :, 1]),
+                               step_jacobian_norms(rnn, x)[1][None])
+
+
+def test_masked_products_of_several_sequences_are_those_of_each_alone():
+    w = torch.tensor([[1.5, 2.0], [-1.0, -1.5]], dtype=F64)
+    masks = torch.rand(4, 7, 2, dtype=F64, generator=torch.Generator().manual_seed(8))
+    batched = masked_product_norms(w, masks)
+    assert batched.shape == (4, 8)
+    for row, mask in zip(batched, masks):
+        torch.testing.assert_close(row, masked_product_norms(w, mask), rtol=1e-14, atol=0)
+
+
+def test_slopes_in_the_unit_interval_never_beat_the_absolute_matrix_power():
+    """|prod diag(m_j) W| <= |W|^k entrywise for slopes in [0, 1], so the norm is at most
+    || |W|^k ||: the sufficient condition rho(|W|) < 1 of Chapter 2."""
+    w = torch.tensor([[0.9, 2.0], [0.0, 0.9]], dtype=F64)
+    masks = torch.rand(50, 60, 2, dtype=F64, generator=torch.Generator().manual_seed(9))
+    bound = matrix_power_norms(w.abs(), 60)
+    assert (masked_product_norms(w, masks) <= bound * (1 + 1e-12)).all()
 
 
 def test_bad_arguments_raise():
@@ -69,3 +145,5 @@ def test_bad_arguments_raise():
         rnn_with_recurrent_matrix(torch.eye(3), steps=0)
     with pytest.raises(ValueError, match="nonlinearity"):
         rnn_with_recurrent_matrix(torch.eye(3), nonlinearity="sigmoid")
+    with pytest.raises(ValueError, match=r"activation must be one of \['tanh', 'identity'\]"):
+        probe_networks(torch.eye(3, dtype=F64)[None], torch.zeros(1, 2, 3, dtype=F64), "relu")

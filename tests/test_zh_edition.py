@@ -84,7 +84,8 @@ def make_two_page_book(root: Path) -> None:
     (root / "_mathjax").symlink_to(REPO / "_mathjax")
     (book / "index.md").write_text(INDEX_MD)
     notebook = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell(CHAPTER_MD), nbformat.v4.new_code_cell(CHAPTER_CODE),
+        nbformat.v4.new_markdown_cell(CHAPTER_MD),
+        nbformat.v4.new_code_cell(CHAPTER_CODE, metadata={"tags": ["hide-cell"]}),
         nbformat.v4.new_code_cell(BILINGUAL_CODE),
         nbformat.v4.new_code_cell(FIGURE_CODE, metadata={"mystnb": FIGURE})])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
@@ -147,6 +148,9 @@ def test_the_chinese_edition_translates_sphinx_and_the_toc(two_page_book):
     assert "Transformer 从 0 到 1" in page  # the book's title
     assert "点击显示" in page and "Click to show" not in page  # sphinx-togglebutton's hint
     assert "Exercise" not in page and "Show code cell" not in page
+    assert "显示代码单元" in page and "隐藏代码单元" in page  # a hide-cell cell's toggle
+    english = (root / "_build/html/book/chapter.html").read_text(encoding="utf-8")
+    assert "Show code cell content" in english
 
 
 def test_a_bilingual_glued_word_reads_chinese_in_the_chinese_sentence(two_page_book):

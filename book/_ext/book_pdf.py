@@ -7,9 +7,16 @@ next to the theme's own ".pdf" (which prints only the page being read). Each edi
 the PDF in its own root, so a Chinese edition at ``_build/html/zh_CN/`` links to its own PDF;
 ``book_pdf_root`` (a path relative to the edition's root, empty by default) could point an
 edition without a PDF of its own at another edition's; both editions now have their own.
+
+The single-page build leaves out every collapsed (hide-cell) code cell: myst-nb registers its
+collapsible node for the ``html`` builder only, and a collapsed cell, each chapter's Colab install
+block, is for the reader of the site, not of the printed book.
 """
 
 import posixpath
+
+from docutils import nodes
+from myst_nb.sphinx_ import HideCodeCellNode
 
 
 def add_book_pdf_button(app, pagename, templatename, context, doctree):
@@ -29,7 +36,12 @@ def add_book_pdf_button(app, pagename, templatename, context, doctree):
             })
 
 
+def skip_node(translator, node):
+    raise nodes.SkipNode
+
+
 def setup(app):
+    app.add_node(HideCodeCellNode, override=True, singlehtml=(skip_node, None))
     app.add_config_value("book_pdf_filename", "book.pdf", "html", types=[str])
     app.add_config_value("book_pdf_root", "", "html", types=[str])
     app.add_config_value("book_pdf_label", "Book (.pdf)", "html", types=[str])

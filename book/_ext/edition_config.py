@@ -29,6 +29,9 @@ EDITIONS = {
             # sphinx-togglebutton's hints (the solutions' dropdowns) are settings, not messages.
             "togglebutton_hint": "点击显示",
             "togglebutton_hint_hide": "点击隐藏",
+            # myst-nb's toggle of a collapsed (hide-cell) code cell, "Show code cell content".
+            "nb_code_prompt_show": "显示代码单元",
+            "nb_code_prompt_hide": "隐藏代码单元",
             # The download menu's entry for this edition's own PDF (print_pdf.py --language
             # zh_CN, into _build/html/zh_CN/_downloads/), which book_pdf.py links to.
             "book_pdf_label": "全书 PDF",

@@ -1,22 +1,16 @@
 """The one training engine of the book (Chapters 2, 3, 5, 6 and 7).
 
-:func:`train` trains one model on fresh batches from a function ``make_batch(generator)``; it
-knows no task and no model kind. :func:`train_seeds` trains several models of one architecture
-at once, one per seed, as one model whose parameters carry a leading seed dimension: a training
-run of hundreds of steps is chaotic, so the book reports statistics over seeds, and on a CPU the
-book's tiny models cost per-operation overhead, which the seeds then share. Both take the
-optimizer, the learning rate, the clipping threshold and the warm-up; :func:`train_seeds` takes
-each of the last three per model.
+:func:`train` trains one model on fresh batches from ``make_batch(generator)``; it knows no task
+and no model kind. :func:`train_seeds` trains several models of one architecture at once, one
+per seed, as one model whose parameters carry a leading seed dimension: training runs are
+chaotic, so the book reports statistics over seeds, and the seeds share the per-operation
+overhead of tiny models on a CPU. Both take the optimizer, the learning rate, the clipping
+threshold and the warm-up (:func:`train_seeds` the last three per model); the optimizers, the
+warm-up and Pascanu et al.'s clipping (Algorithm 1) are in :mod:`longdep.optim`.
 
-The optimizers (the book's :class:`~longdep.optim.Adam` and :class:`~longdep.optim.SGD`, or
-any ``torch.optim`` optimizer), the warm-up and gradient clipping (Algorithm 1 of Pascanu,
-Mikolov & Bengio, 2013) are in :mod:`longdep.optim`.
-
-Arguments are checked at the boundary as :mod:`longdep.models._checks` describes. Learning rates
-are checked where ``torch.optim`` checks them (at least 0), and also refused when not finite
-(torch takes ``lr=inf`` and returns inf weights); Adam's ``betas`` and ``eps`` as
-``torch.optim.Adam`` checks them. A function argument is checked against the call it must
-accept (``make_batch(generator)``, ``optimizer(parameters, lr=...)``, ``loss(logits, targets)``).
+Arguments are checked at the boundary (:mod:`longdep.models._checks`): learning rates as
+``torch.optim`` checks them and refused when not finite, Adam's ``betas`` and ``eps`` as
+``torch.optim.Adam`` does, a function argument against the call it must accept.
 """
 
 import copy
@@ -218,8 +212,7 @@ def per_model(name: str, value, runs: int) -> list:
 def built_optimizer(optimizer: Callable, parameters: list[Tensor], rates: Tensor,
                     warmups: list[int]):
     """``optimizer(parameters, lr=...)``, checked to be one that :func:`set_learning_rate` can
-    drive: the book's (``lr``, one per seed if the schedules differ) or one with
-    ``param_groups``, as every ``torch.optim`` optimizer has (one rate for all seeds)."""
+    drive: the book's (one rate per seed) or a ``torch.optim`` one (one rate for all seeds)."""
     opt = optimizer(parameters, lr=float(rates[0]))
     if not (callable(getattr(opt, "step", None)) and callable(getattr(opt, "zero_grad", None))
             and (isinstance(opt, Optimizer) or hasattr(opt, "param_groups"))):
@@ -283,9 +276,8 @@ def check_training(models, make_batch, steps, seeds, optimizer, eval_batches, lo
 
 
 def accepts(name: str, fn, call: str, *args, **kwargs) -> None:
-    """Raise a ``TypeError`` unless ``fn`` is callable and its signature takes the arguments of
-    ``call`` (as the docs write the call; ``args`` and ``kwargs`` stand for its arguments). A
-    callable whose signature Python cannot read (some builtins) passes."""
+    """Raise a ``TypeError`` unless ``fn`` is callable as ``call`` (``args`` and ``kwargs`` stand
+    for its arguments); a callable whose signature Python cannot read passes."""
     check.callables(**{name: fn})
     try:
         signature = inspect.signature(fn)
@@ -312,8 +304,7 @@ def one_seed_after_another(function: Callable) -> Callable:
 
 def draw(make_batch: Callable[[torch.Generator], Batch], generators: Sequence[torch.Generator],
          distinct: Sequence[int], seeds: Sequence[int]) -> Batch:
-    """One batch from each generator (one per distinct seed), stacked in the order of ``seeds``:
-    inputs (seeds, batch, ...), targets (seeds, batch, ...)."""
+    """One batch per distinct seed, stacked in the order of ``seeds``: (seeds, batch, ...)."""
     drawn = dict(zip(distinct, (make_batch(g) for g in generators)))
     shapes = None
     for s, batch in drawn.items():

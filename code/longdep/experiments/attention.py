@@ -6,9 +6,8 @@ q . k = sum_i q_i k_i is a sum of d_k terms of variance 1, so Var(q . k) = d_k. 
 spread further apart as d_k grows, the softmax over them approaches a one-hot vector, and its
 Jacobian diag(w) - w w^T, through which every gradient of the scores passes, goes to zero.
 
-Without a positional encoding, self-attention is permutation-*equivariant*: permuting the input
-positions permutes the outputs the same way, f(P x) = P f(x). It is not permutation-*invariant*
-(f(P x) = f(x)); only a summary that forgets the order, such as the mean over positions, is.
+What self-attention knows about the order of its inputs is measured in
+:mod:`longdep.experiments.order`.
 
 The sinusoidal encoding PE(pos, 2i) = sin(pos w_i), PE(pos, 2i+1) = cos(pos w_i) turns a shift
 of the position into a fixed rotation: PE(pos + k) = M_k PE(pos) for every pos, where M_k is
@@ -110,31 +109,6 @@ def saturation(d_k: int, keys: int, samples: int, scaled: bool,
         entropy=entropy.mean().item(),
         jacobian_norm=softmax_jacobian_norm(weights).mean().item(),
     )
-
-
-def permutation_errors(
-    f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, permutation: torch.Tensor
-) -> tuple[float, float]:
-    """Largest |f(P x) - P f(x)| and largest |f(P x) - f(x)| (Chapter 4, "Self-attention does
-    not know the order").
-
-    f maps (batch, time, features) to (batch, time, features'); ``permutation`` (time,) reorders
-    the time axis. The first number is zero up to round-off when f is permutation-equivariant,
-    the second when it is permutation-invariant.
-    """
-    check.callables(f=f)
-    if not isinstance(x, torch.Tensor) or x.dim() != 3:
-        raise ValueError(f"x must be a tensor of shape (batch, time, features), got "
-                         f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
-    if not isinstance(permutation, torch.Tensor) or permutation.shape != (x.size(1),):
-        raise ValueError(f"permutation must be a ({x.size(1)},) tensor, got "
-                         f"{getattr(permutation, 'shape', type(permutation).__name__)}")
-    if not torch.equal(permutation.sort().values, torch.arange(x.size(1))):
-        raise ValueError(f"permutation must reorder 0 .. {x.size(1) - 1}, got {permutation}")
-    permuted = f(x[:, permutation])
-    original = f(x)
-    return ((permuted - original[:, permutation]).abs().max().item(),
-            (permuted - original).abs().max().item())
 
 
 def shift_matrix(d_model: int, offset: int) -> torch.Tensor:

@@ -22,7 +22,7 @@ from torch import nn
 
 from longdep.experiments.attention import encoder_layers
 from longdep.experiments.workers import over_cores
-from longdep.measure.gradients import (
+from longdep.measure.layers import (
     layer_input_gradients_per_seed,
     skip_path_only,
     stack_jacobian,
@@ -64,7 +64,7 @@ def layer_gradient_profile(depth: int, d_model: int, norm_first: bool, glorot: b
     """For each seed, the norm of the gradient at the input of every layer of ``depth`` float64
     encoder layers (2 heads, d_ff = 4 d_model) and at their output: a (seeds, depth + 1) array,
     entry 0 at the input of the stack (every seed at once, by
-    :func:`longdep.measure.gradients.layer_input_gradients_per_seed`).
+    :func:`longdep.measure.layers.layer_input_gradients_per_seed`).
 
     The loss reads the last position along a random direction; the input (1, 8, d_model) and
     the direction are drawn once per width, so every seed and setting sees the same ones, and
@@ -119,6 +119,7 @@ def attention_stack(variant: str, depth: int, d_model: int, num_heads: int) -> n
     """``depth`` (attention, norm) pairs for :func:`stack_outputs`, float64, with the global
     generator's draws; the norm is a LayerNorm, or an Identity for "attention only"."""
     check.choice(variant=(variant, VARIANTS))
+    check.positive(depth=depth)
     layers = nn.ModuleList()
     for _ in range(depth):
         attention = MultiHeadAttention(d_model, num_heads)
@@ -134,6 +135,11 @@ def attention_stack(variant: str, depth: int, d_model: int, num_heads: int) -> n
 def stack_outputs(variant: str, layers: nn.ModuleList, x: torch.Tensor):
     """Yield the output (batch, time, d_model) of every layer of an :func:`attention_stack`
     (self-attention over every position, no mask)."""
+    check.choice(variant=(variant, VARIANTS))
+    if not isinstance(layers, nn.ModuleList) or not all(
+            isinstance(pair, nn.ModuleList) and len(pair) == 2 for pair in layers):
+        raise TypeError(f"layers must be the nn.ModuleList of (attention, norm) pairs that "
+                        f"attention_stack builds, got {check.describe(layers)}")
     for attention, norm in layers:
         if variant == "attention only":
             x = attention(x, x, x)[0]
@@ -148,6 +154,10 @@ def stack_outputs(variant: str, layers: nn.ModuleList, x: torch.Tensor):
 def mean_token_cosine(x: torch.Tensor) -> float:
     """The mean cosine between the vectors of two different positions of x (1, time, features):
     about 0 for independent random vectors, 1 when every position holds the same direction."""
+    check.tensor(x, "x", "(1, time, features)", 3)
+    if x.dim() != 3 or x.size(0) != 1 or x.size(1) < 2:
+        raise ValueError(f"x must have shape (1, time, features) with time >= 2, got "
+                         f"{check.describe(x)}")
     unit = nn.functional.normalize(x[0], dim=-1)
     cosines = unit @ unit.T
     steps = len(cosines)

@@ -128,11 +128,12 @@ def train_key_recall_seeds(
     budget: KeyRecallBudget = KEY_RECALL_BUDGET,
     warmup_steps: int | Sequence[int] = 0,
     vectorized: bool = True,
+    lr: float | Sequence[float] | None = None,
 ) -> list[TrainingResult]:
     """:func:`train_key_recall` of a fresh ``make_core()`` for every seed (Chapters 3 and 5):
     :func:`train_key_recall_group` of the one maker."""
     return train_key_recall_group([make_core], core_dim, distance, seeds, budget, warmup_steps,
-                                  vectorized)
+                                  vectorized, lr)
 
 
 def train_key_recall_group(
@@ -143,6 +144,7 @@ def train_key_recall_group(
     budget: KeyRecallBudget = KEY_RECALL_BUDGET,
     warmup_steps: int | Sequence[int] = 0,
     vectorized: bool = True,
+    lr: float | Sequence[float] | None = None,
 ) -> list[TrainingResult]:
     """:func:`train_key_recall` of a fresh ``make_core()`` for every maker and every seed, in
     one :func:`longdep.train.train_seeds` call (Chapter 3): the results maker by maker, each in
@@ -150,9 +152,8 @@ def train_key_recall_group(
     core's initialisation, too, is fixed by the seed; models of one seed see the same batches.
     The makers' cores must compute one function of their parameters
     (:func:`check_one_architecture`), as LSTMs that differ only in their initial forget bias
-    do. ``vectorized=False`` runs the forward pass once per model instead of under vmap, which
-    a compiled loop such as ``torch.nn.LSTM`` needs; ``warmup_steps`` may be one per model. The
-    results equal one :func:`train_key_recall` per model to round-off."""
+    do. ``vectorized=False`` runs the forward pass once per model (for ``torch.nn.LSTM``'s
+    loop); ``warmup_steps`` and ``lr`` (None: the budget's) may be one per model."""
     if not isinstance(makers, (list, tuple)) or not makers:
         raise TypeError(f"makers must be a non-empty list of functions, got "
                         f"{check.describe(makers)}")
@@ -168,8 +169,9 @@ def train_key_recall_group(
     if len(makers) > 1:  # one maker's cores share its code
         check_one_architecture(models, distance)
     return train_seeds(models, key_recall_batches(distance, budget), budget.steps, all_seeds,
-                       lr=budget.lr, clip_norm=budget.clip_norm, warmup_steps=warmup_steps,
-                       eval_batches=budget.eval_batches, vectorized=vectorized)
+                       lr=budget.lr if lr is None else lr, clip_norm=budget.clip_norm,
+                       warmup_steps=warmup_steps, eval_batches=budget.eval_batches,
+                       vectorized=vectorized)
 
 
 def check_one_architecture(models: Sequence[nn.Module], distance: int) -> None:

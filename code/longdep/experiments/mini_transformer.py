@@ -1,28 +1,66 @@
-"""Chapter 5's experiments: the article's model and its bugs, Post-LN and Pre-LN at
-initialisation, and the depth sweep of Post-LN, warm-up and Pre-LN.
+"""Chapter 5's experiments on the article's model and its bugs: swamped positions, the causal
+mask a language model needs, the noise-fitting demo; and how its tables print a count of seeds.
+The stacks at initialisation are in :mod:`longdep.experiments.init_gradients`, the induction
+heads in :mod:`longdep.experiments.induction`, the depth sweep in
+:mod:`longdep.experiments.warmup`.
 """
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 import torch
 from torch import nn
 
+from longdep.book import Bilingual
 from longdep.experiments.key_recall import (
     KEY_RECALL_BUDGET,
     KeyRecallBudget,
-    key_recall_transformer,
-    train_key_recall_seeds,
+    key_recall_batches,
 )
-from longdep.experiments.workers import over_cores
+from longdep.measure.gradients import input_gradient_norms
 from longdep.models import _checks as check
 from longdep.models.attention import sinusoidal_table
-from longdep.models.transformer import NextTokenModel, next_token_model
+from longdep.models.transformer import (
+    EncoderStack,
+    NextTokenHead,
+    NextTokenModel,
+    TransformerEncoder,
+)
 from longdep.seeds import manual_seed, seeded_generator
-from longdep.train import TrainingResult, train
+from longdep.stats import Count, Spread, frequency_word
+from longdep.train import HELD_OUT, TrainingResult, train_seeds
+
+
+def count_text(counted: Count) -> Bilingual:
+    """A count of seeds as Chapter 5's tables print it, in both languages: "k/n (low-high)" with
+    its 95 % Wilson interval, followed by the word of the book's rule when the count earns one
+    (:func:`longdep.stats.frequency_word`)."""
+    check.instance(counted, "counted", Count)
+    words = [frequency_word(counted.successes, counted.trials, language)
+             for language in ("en", "zh")]
+    return Bilingual(*(f"{counted} {word}" if word else str(counted) for word in words))
+
+
+def count_word(counted: Count) -> Bilingual:
+    """The word of the book's rule for a count (:func:`longdep.stats.frequency_word`), in both
+    languages, or where the count earns none, a phrase saying so (Chapter 5's prose)."""
+    check.instance(counted, "counted", Count)
+    words = [frequency_word(counted.successes, counted.trials, language)
+             for language in ("en", "zh")]
+    if words[0] is None:
+        return Bilingual("no word: its interval straddles 0.5", "不下结论：其区间跨过 0.5")
+    return Bilingual(*words)
+
+
+def spread_text(values: Spread) -> Bilingual:
+    """A median and range over draws as Chapter 5's tables print them, two decimals:
+    "median (low to high)", in both languages."""
+    check.instance(values, "values", Spread)
+    median, low, high = (f"{v:.2f}" for v in (values.median, values.low, values.high))
+    return Bilingual(f"{median} ({low} to {high})", f"{median}（{low} 到 {high}）")
 
 
 def token_position_norm_ratio(embedding: nn.Embedding, scale: float, max_len: int) -> float:
@@ -42,121 +80,172 @@ def token_position_norm_ratio(embedding: nn.Embedding, scale: float, max_len: in
     return (tokens.norm(dim=-1).mean() / table.norm(dim=-1).mean()).item()
 
 
-def ffn_gradient_norms(model: NextTokenModel, tokens: torch.Tensor,
-                       targets: torch.Tensor) -> torch.Tensor:
-    """Norm of dL/dW2 for the second feed-forward matrix (``linear2.weight``) of every layer,
-    with L the mean cross-entropy of the logits against ``targets`` (Chapter 5, cf. Xiong et al.
-    2020, figure 3). tokens, targets: (batch, time) int64. Returns a (num_layers,) tensor."""
-    if not isinstance(model, NextTokenModel):
-        raise TypeError(f"model must be a NextTokenModel, got {type(model).__name__}")
-    for name, value in (("tokens", tokens), ("targets", targets)):
-        if not isinstance(value, torch.Tensor) or value.dtype != torch.int64 or value.dim() != 2:
-            raise ValueError(f"{name} must be a (batch, time) int64 tensor, got "
-                             f"{getattr(value, 'dtype', type(value).__name__)} of shape "
-                             f"{tuple(getattr(value, 'shape', ()))}")
-    if targets.shape != tokens.shape:
-        raise ValueError(f"targets must have the tokens' shape {tuple(tokens.shape)}, "
-                         f"got {tuple(targets.shape)}")
-    logits = model(tokens)
-    loss = nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
-    weights = [layer.linear2.weight for layer in model.encoder.stack.layers]
-    return torch.stack([grad.norm() for grad in torch.autograd.grad(loss, weights)])
+def swamping_ratios(seeds: Sequence[int] = tuple(range(10)), vocab_size: int = 10000,
+                    d_model: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`token_position_norm_ratio` at the scale sqrt(d_model), over the positions 0 ..
+    d_model - 1, of one embedding table per seed (Chapter 5, "Swamped positions"): drawn from
+    PyTorch's N(0, 1) as in the article, and from N(0, 1/d_model) as in
+    :class:`longdep.models.transformer.TransformerEncoder`. Returns the two (seeds,) arrays."""
+    seeds = check.ints("seeds", seeds, least=0)
+    check.positive(vocab_size=vocab_size, d_model=d_model)
+    ratios = []
+    for seed in seeds:
+        manual_seed(seed)
+        article, fixed = nn.Embedding(vocab_size, d_model), nn.Embedding(vocab_size, d_model)
+        nn.init.normal_(fixed.weight, std=d_model**-0.5)  # as TransformerEncoder does
+        ratios.append([token_position_norm_ratio(table, math.sqrt(d_model), d_model)
+                       for table in (article, fixed)])
+    return tuple(np.array(column) for column in zip(*ratios))
 
 
-def ffn_gradient_norms_at_init(depths: Sequence[int], norm_first: bool,
-                               seeds: Sequence[int] = (0, 1, 2), vocab_size: int = 100,
-                               d_model: int = 64, num_heads: int = 4, d_ff: int = 256,
-                               batch_size: int = 8, length: int = 32, glorot: bool = False
-                               ) -> dict[int, torch.Tensor]:
-    """:func:`ffn_gradient_norms` of freshly initialised causal models of each depth, averaged
-    over ``seeds`` (Chapter 5, "Post-LN and Pre-LN at initialisation").
+class LastPosition(nn.Module):
+    """A sequence model's output at the last position: (batch, time, classes) ->
+    (batch, classes), what key recall reads."""
 
-    Tokens and targets are uniform random (batch_size, length) and the same for every model.
-    With ``glorot``, every weight matrix of the encoder layers is drawn from Glorot (Xavier)
-    uniform, Xiong et al.'s setting, instead of PyTorch's smaller default for ``nn.Linear``.
-    Returns {depth: (depth,) tensor of mean gradient norms, layer 1 first}.
-    """
-    check.ints("depths", depths)
-    check.positive(vocab_size=vocab_size, d_model=d_model, num_heads=num_heads, d_ff=d_ff,
-                       batch_size=batch_size, length=length)
-    if not seeds:
-        raise ValueError("seeds must name at least one seed, got none")
-    generator = seeded_generator(0)
-    tokens, targets = torch.randint(0, vocab_size, (2, batch_size, length), generator=generator)
-    profiles = {}
-    for depth in depths:
-        norms = []
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = check.instance(model, "model", nn.Module)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.model(tokens)[:, -1]
+
+
+def scaled_embedding_classifier(article: bool, distance: int, num_heads: int = 2,
+                                budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> LastPosition:
+    """The article's model for key recall (Chapter 5, "Swamped positions"): a one-layer Post-LN
+    :class:`longdep.models.transformer.TransformerEncoder` of the budget's width, its embedding
+    scaled by sqrt(d_model), and a linear read-out of the last position over the keys. With
+    ``article``, the embedding is drawn from PyTorch's N(0, 1), as the article leaves it;
+    otherwise from N(0, 1/d_model), the encoder's fix. Only the last position is computed."""
+    check.flags(article=article)
+    check.positive(distance=distance, num_heads=num_heads)
+    encoder = TransformerEncoder(budget.vocab_size, budget.model_dim, num_heads, 1,
+                                 2 * budget.model_dim, distance + 1, dropout=0.0)
+    encoder.stack.last_only = True  # the read-out sees the last position alone
+    if article:
+        nn.init.normal_(encoder.embedding.weight)
+    head = NextTokenHead(budget.model_dim, budget.num_keys)  # logits over the keys
+    return LastPosition(NextTokenModel(encoder, head))
+
+
+def first_softmax(model: LastPosition, tokens: torch.Tensor) -> tuple[float, float]:
+    """(the mean largest weight, the mean entropy in nats) of the rows of the first attention
+    layer's softmax of a :func:`scaled_embedding_classifier` on tokens (batch, time): near 1 and
+    0 when the scores are so large that each query attends to one key; 1 / time and log(time)
+    for uniform weights."""
+    check.instance(model, "model", LastPosition)
+    encoder = model.model.encoder
+    check.tokens(tokens, encoder.vocab_size)
+    with torch.no_grad():
+        x = encoder.embedding(tokens) * math.sqrt(encoder.d_model)
+        x = encoder.stack.positional_encoding(x)  # (batch, time, d_model)
+        weights = encoder.stack.layers[0].self_attn(x, x, x)[1]  # (batch, heads, time, time)
+    entropy = -(weights * weights.clamp_min(1e-30).log()).sum(-1)
+    return weights.max(-1).values.mean().item(), entropy.mean().item()
+
+
+@dataclass
+class SwampedRecall:
+    """:func:`swamped_recall`'s measurements, each {"article": (seeds,), "fixed": (seeds,)}: the
+    held-out accuracy after training, and the first softmax at initialisation
+    (:func:`first_softmax`)."""
+
+    accuracy: dict[str, np.ndarray]
+    largest_weight: dict[str, np.ndarray]
+    entropy: dict[str, np.ndarray]
+
+
+def swamped_recall(distance: int = 20, seeds: Sequence[int] = KEY_RECALL_BUDGET.seeds,
+                   budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> SwampedRecall:
+    """Key recall at ``distance`` under ``budget`` by :func:`scaled_embedding_classifier` with
+    the article's embedding and with the fixed one, every seed of both trained at once (Chapter
+    5, "Swamped positions"), and their first softmax at initialisation on one batch of the
+    task. A seed gives both variants the same initial weights but the embedding, and the same
+    batches."""
+    check.instance(budget, "budget", KeyRecallBudget)
+    seeds = check.ints("seeds", seeds, least=0)
+    variants = {"article": True, "fixed": False}
+    models = []
+    for article in variants.values():
         for seed in seeds:
             manual_seed(seed)
-            model = next_token_model(vocab_size, d_model, num_heads, depth, d_ff, length,
-                                     dropout=0.0, norm_first=norm_first, causal=True)
-            if glorot:
-                for parameter in model.encoder.stack.layers.parameters():
-                    if parameter.dim() > 1:
-                        nn.init.xavier_uniform_(parameter)
-            norms.append(ffn_gradient_norms(model, tokens, targets))
-        profiles[depth] = torch.stack(norms).mean(0)
-    return profiles
+            models.append(scaled_embedding_classifier(article, distance, budget=budget))
+    make_batch = key_recall_batches(distance, budget)
+    tokens, _ = make_batch(seeded_generator(HELD_OUT))
+    softmax = np.array([first_softmax(model, tokens) for model in models])  # (models, 2)
+    results = train_seeds(models, make_batch, budget.steps, seeds * 2, lr=budget.lr,
+                          clip_norm=budget.clip_norm, eval_batches=budget.eval_batches)
+    accuracy = np.array([result.accuracy for result in results])
+    split = {name: slice(i * len(seeds), (i + 1) * len(seeds)) for i, name in enumerate(variants)}
+    return SwampedRecall(*({name: values[part] for name, part in split.items()}
+                           for values in (accuracy, softmax[:, 0], softmax[:, 1])))
 
 
-INITIALISATIONS = {"PyTorch default": False, "Glorot": True}
-"""The initialisations of Chapter 5's gradient profiles: name -> the ``glorot`` flag of
-:func:`ffn_gradient_norms_at_init`."""
+def future_gradients(seeds: Sequence[int] = tuple(range(10)), position: int = 5,
+                     length: int = 12, d_model: int = 16) -> dict[bool, np.ndarray]:
+    """How much the output at ``position`` of a two-layer stack depends on later inputs
+    (Chapter 5, "What a language model needs: a causal mask"): ||dL/dx_k|| for every input
+    position k, in float64, with L a fixed random read-out of the output at ``position`` (the
+    plain sum of a LayerNorm's outputs is constant), without and with the causal mask, for one
+    stack and one input per seed. Returns {causal: (seeds, length)}."""
+    seeds = check.ints("seeds", seeds, least=0)
+    check.positive(length=length, d_model=d_model)
+    check.int_range(0, length - 1, position=position)
+    norms = {False: [], True: []}
+    for seed in seeds:
+        generator = seeded_generator(seed)
+        x = torch.randn(1, length, d_model, dtype=torch.float64, generator=generator)
+        readout = torch.randn(d_model, dtype=torch.float64, generator=generator)
+        for causal in norms:
+            manual_seed(seed)
+            stack = EncoderStack(d_model, 2, 2, 2 * d_model, length, causal=causal).double()
+            read = partial(_read_out, position=position, readout=readout)
+            norms[causal].append(input_gradient_norms(stack, x, loss_fn=read))
+    return {causal: torch.stack(rows).numpy() for causal, rows in norms.items()}
 
 
-def ffn_gradient_profiles(depths: Sequence[int], seeds: Sequence[int] = (0, 1, 2),
-                          d_model: int = 64) -> dict[str, tuple[dict, dict]]:
-    """:func:`ffn_gradient_norms_at_init` for every initialisation of :data:`INITIALISATIONS`,
-    Post-LN and Pre-LN (Chapter 5, "Post-LN and Pre-LN at initialisation"), each (depth,
-    initialisation, order) computed on its own in worker processes, one per core, the deepest
-    first (the same numbers, bit for bit, sooner). Returns {initialisation: (Post-LN profiles,
-    Pre-LN profiles)}, each {depth: (depth,) numpy array, layer 1 first}."""
-    check.ints("depths", depths)
-    points = [(depth, norm_first, tuple(seeds), d_model, glorot) for depth in depths
-              for glorot in INITIALISATIONS.values() for norm_first in (False, True)]
-    runs = over_cores(ffn_profile, points, cost=lambda point: point[0])
-    return {name: tuple({depth: runs[depth, norm_first, tuple(seeds), d_model, glorot]
-                         for depth in depths} for norm_first in (False, True))
-            for name, glorot in INITIALISATIONS.items()}
+def _read_out(outputs: torch.Tensor, position: int, readout: torch.Tensor) -> torch.Tensor:
+    """The loss of :func:`future_gradients`: outputs (batch, time, d_model) at ``position``,
+    read out along ``readout`` (d_model,) and summed over the batch."""
+    return (outputs[:, position] @ readout).sum()
 
 
-def ffn_profile(depth: int, norm_first: bool, seeds: tuple[int, ...], d_model: int,
-                glorot: bool) -> np.ndarray:
-    """:func:`ffn_gradient_norms_at_init` at one depth, as an array (one run of the cores)."""
-    return ffn_gradient_norms_at_init((depth,), norm_first, seeds, d_model=d_model,
-                                      glorot=glorot)[depth].numpy()
-
-
-def article_noise_fit(model: nn.Module, vocab_size: int, steps: int = 10, batch_size: int = 8,
-                      length: int = 16, lr: float = 1e-3, seed: int = 0,
-                      mask: torch.Tensor | None = None) -> TrainingResult:
+def article_noise_fit(models: Sequence[nn.Module], vocab_size: int,
+                      seeds: Sequence[int] = (0,), steps: int = 10, batch_size: int = 8,
+                      length: int = 16, lr: float = 1e-3,
+                      mask: torch.Tensor | None = None) -> list[TrainingResult]:
     """The article's "gradient stability" demo, reconstructed (Chapter 5, "A stability demo
-    that measures nothing"): each step draws random tokens (batch_size, length) and a fresh
-    N(0, 1) target of the output's shape, and takes one Adam step
-    on the mean squared error, by :func:`longdep.train.train`.
+    that measures nothing"), for each model of ``models`` with its seed of ``seeds``, all at
+    once: each step draws random tokens (batch_size, length) and a fresh N(0, 1) target of the
+    output's shape, and takes one Adam step on the mean squared error, by
+    :func:`longdep.train.train_seeds`.
 
     The target is independent of the input, so the best the model can do is output zeros and
     the loss tends to 1 whatever the architecture: the losses and gradient norms it records say
     nothing about long-range dependency. ``mask`` is passed to ``model(tokens, mask)``.
     """
-    check.instance(model, "model", nn.Module)
+    if not isinstance(models, (list, tuple)) or not models:
+        raise TypeError(f"models must be a non-empty list of torch.nn.Module, got "
+                        f"{check.describe(models)}")
+    for i, model in enumerate(models):
+        check.instance(model, f"models[{i}]", nn.Module)
     check.positive(vocab_size=vocab_size, steps=steps, batch_size=batch_size, length=length)
     check.finite(lr=lr)
-    probe = WithMask(model, mask)
-    training = model.training
+    probes = [_WithMask(model, mask) for model in models]
+    training = models[0].training
     with torch.no_grad():  # the output's shape, from one pass in eval mode (no dropout draws)
-        shape = probe.eval()(torch.zeros(batch_size, length, dtype=torch.int64)).shape
-    probe.train(training)
+        shape = probes[0].eval()(torch.zeros(batch_size, length, dtype=torch.int64)).shape
+    probes[0].train(training)
 
     def make_batch(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         tokens = torch.randint(0, vocab_size, (batch_size, length), generator=generator)
         return tokens, torch.randn(shape, generator=generator)
 
-    return train(probe, make_batch, steps, lr=lr, seed=seed, eval_batches=0,
-                 loss=nn.functional.mse_loss)
+    return train_seeds(probes, make_batch, steps, list(seeds), lr=lr, eval_batches=0,
+                       loss=nn.functional.mse_loss)
 
 
-class WithMask(nn.Module):
+class _WithMask(nn.Module):
     """``model(tokens, mask)`` as a model of the tokens alone, as :func:`longdep.train.train`
     calls it."""
 
@@ -166,94 +255,3 @@ class WithMask(nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.model(tokens, self.mask)
-
-
-DEPTH_SWEEP_RUNS = {"Post-LN": (False, False), "Post-LN + warm-up": (False, True),
-                    "Pre-LN": (True, False)}
-
-
-def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
-                batch_size: int, distance: int = 10, num_heads: int = 4,
-                seeds: Sequence[int] = (0,),
-                labels: Sequence[str] = tuple(DEPTH_SWEEP_RUNS)) -> dict[str, torch.Tensor]:
-    """Key recall with stacks of each depth, Post-LN without and with warm-up and Pre-LN
-    (with its final LayerNorm, as in GPT-2) without (Chapter 5, "Depth, warm-up and the
-    order of the normalisation").
-
-    Each run is :func:`longdep.experiments.key_recall.train_key_recall` under the book's
-    budget (its width and clipping) with only ``lr``, ``steps`` and ``batch_size`` changed;
-    "+ warm-up" raises the learning rate linearly over the first ``warmup_steps`` steps. At
-    each depth, the seeds of the labels that share a layer order (Post-LN with and without
-    warm-up) are trained at once (:func:`depth_sweep_run`); the seed sets the initial weights
-    and the batches, so both Post-LN runs of a seed and depth start from the same weights.
-    Returns {label: (len(depths), len(seeds)) tensor of held-out accuracies}.
-    """
-    check.ints("depths", depths)
-    check.positive(steps=steps, batch_size=batch_size, distance=distance,
-                       num_heads=num_heads)
-    check.positive(warmup_steps=warmup_steps + 1)
-    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
-    if not seeds:
-        raise ValueError("seeds must name at least one seed, got none")
-    check_labels(labels)
-    budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
-    by_order: dict[bool, list[str]] = {}  # the labels of one layer order train at once
-    for label in labels:
-        by_order.setdefault(DEPTH_SWEEP_RUNS[label][0], []).append(label)
-    groups = [tuple(group) for group in by_order.values()]
-    # every (group, depth) trains on its own, so they run side by side, one per core, the
-    # deepest first so that no core waits for one long run at the end
-    point = (budget, distance, num_heads, tuple(seeds), warmup_steps)
-    runs = over_cores(depth_sweep_run, [(group, depth, *point) for depth in depths
-                                        for group in groups], cost=lambda point: point[1])
-    grids = {label: [runs[(group, depth, *point)][label] for depth in depths]
-             for group in groups for label in group}
-    return {label: torch.tensor(grids[label], dtype=torch.float64) for label in labels}
-
-
-def check_labels(labels: Sequence[str]) -> None:
-    """Raise a ``ValueError`` unless ``labels`` names at least one run of
-    :data:`DEPTH_SWEEP_RUNS`, and only such runs."""
-    if not labels or any(label not in DEPTH_SWEEP_RUNS for label in labels):
-        raise ValueError(f"labels must be among {list(DEPTH_SWEEP_RUNS)}, got {labels!r}")
-
-
-def depth_sweep_run(labels: tuple[str, ...], depth: int, budget: KeyRecallBudget,
-                    distance: int, num_heads: int, seeds: tuple[int, ...],
-                    warmup_steps: int) -> dict[str, list[float]]:
-    """The runs of :func:`depth_sweep` at one depth whose ``labels`` share one layer order:
-    {label: the held-out accuracy of each seed}.
-
-    They differ only in their warm-up, so they are trained at once, every seed once per label
-    (with one learning-rate schedule per copy; the same seed gives the same initial weights
-    and batches in every label): a vmapped model of twice the seeds costs far less than two.
-    """
-    check_labels(labels)
-    orders = {DEPTH_SWEEP_RUNS[label][0] for label in labels}
-    if len(orders) != 1:
-        raise ValueError(f"labels must share one layer order, got {labels!r}")
-    norm_first = orders.pop()
-    make_core = partial(key_recall_transformer, budget, depth, num_heads, norm_first=norm_first)
-    warmups = [warmup_steps if DEPTH_SWEEP_RUNS[label][1] else 0
-               for label in labels for _ in seeds]
-    results = train_key_recall_seeds(make_core, budget.model_dim, distance,
-                                     seeds * len(labels), budget, warmups)
-    accuracies = [result.accuracy for result in results]
-    return {label: accuracies[i * len(seeds):(i + 1) * len(seeds)]
-            for i, label in enumerate(labels)}
-
-
-def fitted_exponent(depths: Sequence[int], values: Sequence[float]) -> float:
-    """The slope p of the least-squares line log(values) = p log(depths) + c (Chapter 5,
-    "Post-LN and Pre-LN at initialisation"): values ~ depth^p."""
-    check.ints("depths", depths)
-    if len(depths) < 2 or len(values) != len(depths):
-        raise ValueError(f"need at least two depths and one value per depth, got "
-                         f"{len(depths)} depths and {len(values)} values")
-    y = torch.as_tensor(values, dtype=torch.float64)
-    if not (torch.isfinite(y).all() and (y > 0).all()):
-        raise ValueError(f"values must be positive and finite, got {y.tolist()}")
-    x = torch.tensor(depths, dtype=torch.float64).log()
-    x = x - x.mean()
-    return ((x * (y.log() - y.log().mean())).sum() / (x * x).sum()).item()

@@ -8,7 +8,9 @@ number of pairs apart, from the per-head capacity d_k of linear attention's stat
 times it. All seeds of a model train at once with :func:`longdep.train.train_seeds` (vmap). A
 claim about capacity must survive more training (the book's page "How this book measures"), so
 every model is measured at the book's budget of steps and again at four times it, in one run:
-the weights after the first budget are kept on the way.
+the weights after the first budget are kept on the way. The same training serves "How a state
+is written" (:mod:`longdep.experiments.state_writes`): a setting's ``task`` is "reassigned" for
+sequences in which every key is written twice (:func:`longdep.tasks.mqar_reassigned_batch`).
 """
 
 import itertools
@@ -25,12 +27,16 @@ from longdep.models import _checks as check
 from longdep.models.heads import PairRecallClassifier
 from longdep.seeds import manual_seed, seeded_generator
 from longdep.stats import Count, count
-from longdep.tasks import IGNORED, mqar_batch, mqar_mixture_batch
+from longdep.tasks import IGNORED, mqar_batch, mqar_mixture_batch, mqar_reassigned_batch
 from longdep.train import HELD_OUT, train_seeds
 
 MQAR_MODELS = ("Transformer (softmax attention)", "linear attention", "selective SSM")
 """The models of the summary table that Chapter 6 compares on MQAR: softmax attention and the
 two with a fixed state."""
+
+MQAR_TASKS = {"distinct": mqar_batch, "reassigned": mqar_reassigned_batch}
+"""Multi-query associative recall with distinct keys, and with every key reassigned (the later
+value asked for): :mod:`longdep.tasks`."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,8 @@ class MQARSetting:
     sequences, equally many for each count of ``pair_counts``, with Adam at ``lr``, gradients
     clipped to ``clip_norm``, for ``steps`` steps (the book's budget) and on to ``longer``
     times as many; one run per seed of ``seeds``, all at once. Accuracy is measured on
-    ``eval_size`` held-out sequences per count."""
+    ``eval_size`` held-out sequences per count. ``task`` is a key of :data:`MQAR_TASKS`; with
+    "reassigned" a setting trains one count of pairs (``pair_counts`` holds one)."""
 
     width: int = 16
     num_heads: int = 4
@@ -58,6 +65,7 @@ class MQARSetting:
     clip_norm: float = 1.0
     eval_size: int = 128
     seeds: tuple[int, ...] = tuple(range(10))
+    task: str = "distinct"
 
     def __post_init__(self):
         check.positive(width=self.width, num_heads=self.num_heads, state_size=self.state_size,
@@ -73,6 +81,10 @@ class MQARSetting:
                              f"width {self.width}, num_heads {self.num_heads}, batch_size "
                              f"{self.batch_size}, {len(counts)} pair counts")
         check.ints("seeds", self.seeds, least=0)
+        check.choice(task=(self.task, MQAR_TASKS))
+        if self.task == "reassigned" and len(counts) != 1:
+            raise ValueError(f"pair_counts must hold one count for the reassigned task, got "
+                             f"{self.pair_counts!r}")
 
     @property
     def head_width(self) -> int:
@@ -81,16 +93,31 @@ class MQARSetting:
         return self.width // self.num_heads
 
     @property
-    def budgets(self) -> tuple[int, int]:
-        """The two numbers of training steps at which the models are measured."""
-        return self.steps, self.longer * self.steps
+    def budgets(self) -> tuple[int, ...]:
+        """The numbers of training steps at which the models are measured: ``steps`` and
+        ``longer`` times it, or ``steps`` alone when ``longer`` is 1."""
+        return (self.steps,) if self.longer == 1 else (self.steps, self.longer * self.steps)
 
     def shape(self) -> ModelShape:
         """The one-layer models' sizes: feed-forward width 2 x width, positions enough for the
-        longest sequence."""
+        longest sequence (2 steps per pair, 4 when every key is written twice)."""
+        steps_per_pair = 4 if self.task == "reassigned" else 2
         return ModelShape(input_size=self.width, width=self.width, num_heads=self.num_heads,
                           d_ff=2 * self.width, state_size=self.state_size,
-                          max_len=2 * max(self.pair_counts))
+                          max_len=steps_per_pair * max(self.pair_counts))
+
+    def batch(self, batch_size: int, pairs: Sequence[int], generator: torch.Generator
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+        """A batch of the setting's task with ``batch_size`` sequences, equally many for each
+        count of ``pairs``: tokens (batch, time, 2) and targets (batch * time,), as the
+        classifier's logits (:data:`longdep.tasks.IGNORED` off the queries)."""
+        if self.task == "reassigned":
+            tokens, targets = mqar_reassigned_batch(batch_size, pairs[0], self.num_keys,
+                                                    self.num_values, generator)
+        else:
+            tokens, targets = mqar_mixture_batch(batch_size, pairs, self.num_keys,
+                                                 self.num_values, generator)
+        return tokens, targets.flatten()
 
     def state_numbers(self, mixer: str) -> int:
         """Numbers in the fixed state of one layer of ``mixer`` ("linear" or "ssm"; linear
@@ -150,22 +177,30 @@ def held_out_accuracies(model: PairRecallClassifier, parameters: list[dict], set
     columns = []
     with torch.no_grad():
         for pairs in setting.pair_counts:
-            batches = [mqar_batch(setting.eval_size, pairs, setting.num_keys, setting.num_values,
-                                  generator) for generator in generators]
+            batches = [setting.batch(setting.eval_size, (pairs,), generator)
+                       for generator in generators]
             tokens = torch.stack([tokens for tokens, _ in batches])  # (seeds, batch, time, 2)
-            targets = torch.stack([targets for _, targets in batches]).flatten(1)
+            targets = torch.stack([targets for _, targets in batches])  # (seeds, batch * time)
             hits = vmap(predictions)(stacked, buffers, tokens) == targets
             scored = targets != IGNORED
             columns.append((hits & scored).sum(1) / scored.sum(1))
     return torch.stack(columns, dim=1).double()
 
 
+def _check_mixer(name: str) -> None:
+    if name not in KIND or KIND[name].mixer is None:
+        raise ValueError(f"name must be a mixer model of the registry, such as one of "
+                         f"{list(MQAR_MODELS)}, got {name!r}")
+
+
 def mqar_training(name: str, setting: MQARSetting = MQARSetting()) -> MQARRun:
-    """Train one-layer model ``name`` of :data:`MQAR_MODELS` on the mixture of pair counts for
+    """Train one-layer model ``name`` (a mixer model of the registry, such as those of
+    :data:`MQAR_MODELS`) on the setting's task, the mixture of its pair counts, for
     ``setting.longer * setting.steps`` steps, one run per seed, all at once
     (:func:`longdep.train.train_seeds`), and measure its held-out accuracy per count after
-    ``setting.steps`` steps and at the end (Chapter 6, "The price of a fixed state")."""
-    check.choice(name=(name, MQAR_MODELS))
+    ``setting.steps`` steps and at the end (Chapter 6, "The price of a fixed state" and "How a
+    state is written")."""
+    _check_mixer(name)
     check.instance(setting, "setting", MQARSetting)
     s, seeds = setting, list(setting.seeds)
     models = []
@@ -175,15 +210,13 @@ def mqar_training(name: str, setting: MQARSetting = MQARSetting()) -> MQARRun:
                                            s.num_values))
 
     def make_batch(generator: torch.Generator):
-        tokens, targets = mqar_mixture_batch(s.batch_size, s.pair_counts, s.num_keys,
-                                             s.num_values, generator)
-        return tokens, targets.flatten()  # (batch * time,), as the logits
+        return s.batch(s.batch_size, s.pair_counts, generator)
 
-    first, last = s.budgets
+    first, last = s.budgets[0], s.budgets[-1]
     results = train_seeds(models, make_batch, last, seeds, lr=s.lr, clip_norm=s.clip_norm,
                           eval_batches=0, observe=kept_at(first, len(seeds)))
-    after = [[result.observed[first] for result in results],
-             [dict(model.named_parameters()) for model in models]]
+    after = [[result.observed[first] for result in results]] if s.longer > 1 else []
+    after.append([dict(model.named_parameters()) for model in models])
     return MQARRun(torch.stack([held_out_accuracies(models[0], p, s) for p in after]),
                    torch.tensor([result.losses for result in results], dtype=torch.float64))
 
@@ -193,7 +226,7 @@ def mqar_runs(points: Sequence[tuple[str, MQARSetting]]) -> dict[tuple[str, MQAR
     (:func:`longdep.experiments.workers.over_cores`), the costliest first: {point: run}."""
     points = [tuple(point) for point in points]
     for name, setting in points:
-        check.choice(name=(name, MQAR_MODELS))
+        _check_mixer(name)
         check.instance(setting, "setting", MQARSetting)
     cost = {"selective SSM": 3, "linear attention": 2}  # measured, roughly
     return over_cores(mqar_training, points, cost=lambda point: cost.get(point[0], 1))

@@ -32,7 +32,7 @@ from longdep.experiments.key_recall import (
     train_key_recall_group,
 )
 from longdep.experiments.registry import KIND, ORDER_BLIND
-from longdep.experiments.workers import over_cores
+from longdep.experiments.workers import in_worker_processes
 from longdep.measure.gradients import input_gradient_norms
 from longdep.models import _checks as check
 from longdep.seeds import manual_seed, seeded_generator
@@ -106,6 +106,41 @@ def row_core(row: str, budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> nn.Module
     return kind.build(shape)
 
 
+PERTURBATION_SEED = 77
+"""The seed of the one fixed direction in which :func:`perturbed_core` changes the weights."""
+
+
+def perturbed_core(row: str, scale: float, budget: KeyRecallBudget = KEY_RECALL_BUDGET
+                   ) -> nn.Module:
+    """:func:`row_core` of ``row`` with every parameter multiplied by 1 + ``scale`` * z, z a
+    standard normal draw from its own generator (:data:`PERTURBATION_SEED`), so that the
+    seed's generator, and with it the rest of its initialisation and its batches, are those of
+    the unperturbed run (Chapter 3, "Runs differ from seed to seed")."""
+    check.finite(scale=scale)
+    if not 0 < scale < 1:
+        raise ValueError(f"scale must lie in (0, 1), got {scale}")
+    core = row_core(row, budget)
+    generator = seeded_generator(PERTURBATION_SEED)
+    with torch.no_grad():
+        for parameter in core.parameters():
+            noise = torch.randn(parameter.shape, generator=generator, dtype=parameter.dtype)
+            parameter.mul_(1 + scale * noise)
+    return core
+
+
+def perturbed_accuracies(row: str, distance: int, scale: float,
+                         budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> torch.Tensor:
+    """Held-out accuracies (len(budget.seeds),) of ``row`` at ``distance``, every seed trained
+    as :func:`group_grid` trains it but from :func:`perturbed_core`: how far a run moves when
+    its initial weights change in their last bits (Chapter 3)."""
+    check.instance(budget, "budget", KeyRecallBudget)
+    check.positive(distance=distance)
+    perturbed_core(row, scale, budget)  # its argument checks, before any training
+    results = train_key_recall_group([partial(perturbed_core, row, scale, budget)],
+                                     budget.model_dim, distance, budget.seeds, budget)
+    return torch.tensor([r.accuracy for r in results], dtype=torch.float64)
+
+
 def beats_bound(accuracies: torch.Tensor, distance: int,
                 budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> torch.Tensor:
     """Which accuracies exceed the best order-blind accuracy at ``distance`` by :data:`MARGIN`."""
@@ -138,12 +173,21 @@ def group_grid(rows: tuple[str, ...], budget: KeyRecallBudget = KEY_RECALL_BUDGE
 
 
 def key_recall_grid(groups: tuple[tuple[str, ...], ...] = CHAPTER_3_GROUPS,
-                    budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> dict[str, torch.Tensor]:
+                    budget: KeyRecallBudget = KEY_RECALL_BUDGET,
+                    perturbed: tuple[tuple[str, int, float], ...] = ()
+                    ) -> tuple[dict[str, torch.Tensor], dict[tuple, torch.Tensor]]:
     """:func:`group_grid` of every group, the groups side by side on the cores (the same
-    numbers as one after another, bit for bit). Returns {row: (seeds, distances)} in the
-    groups' order."""
-    runs = over_cores(group_grid, [(tuple(group), budget) for group in groups])
-    return {row: grid for grids in runs.values() for row, grid in grids.items()}
+    numbers as one after another, bit for bit), and :func:`perturbed_accuracies` of every
+    (row, distance, scale) of ``perturbed`` in the same pool of workers, where they fill a core
+    that the costliest group leaves idle. Returns ({row: (seeds, distances)} in the groups'
+    order, {(row, distance, scale): (seeds,)})."""
+    calls = {("group", tuple(group)): (group_grid, (tuple(group), budget)) for group in groups}
+    calls |= {("perturbed", tuple(run)): (perturbed_accuracies, (*run, budget))
+              for run in perturbed}
+    runs = in_worker_processes(calls)
+    grids = {row: grid for (kind, _), result in runs.items() if kind == "group"
+             for row, grid in result.items()}
+    return grids, {run: result for (kind, run), result in runs.items() if kind == "perturbed"}
 
 
 def cell_counts(grid: torch.Tensor, budget: KeyRecallBudget = KEY_RECALL_BUDGET

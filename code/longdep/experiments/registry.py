@@ -27,6 +27,7 @@ from longdep.models.bag import BagOfTokens
 from longdep.models.conv import CausalConvolution
 from longdep.models.gru import GRU
 from longdep.models.lstm import LSTM
+from longdep.models.mingru import MinGRU
 from longdep.models.mixers import MIXERS, mixer_stack
 from longdep.models.rnn import ElmanRNN
 from longdep.models.transformer import EncoderStack
@@ -74,17 +75,20 @@ LayerMaker = Callable[[int, int, int, int], nn.Module]
 class Table1Row:
     """A row of Vaswani et al.'s (2017) Table 1, as Chapter 4 measures it ("Table 1,
     measured"): ``label`` the paper's name of the layer type, ``column`` a short heading for a
-    printed table (at the chapter's k = 3 and r = 8), ``path_length`` the paper's maximum path
-    length (n the sequence length, k the kernel size, r the window), ``layer`` the layer
-    Chapter 4 stacks, and ``layers_needed``
-    the receptive-field formula: (steps, k, r) -> the fewest layers after which output
-    ``steps - 1`` depends on input 0."""
+    printed table (at the chapter's k = 3 and r = 8), ``path_length`` the maximum path
+    length the paper gives (n the sequence length, k the kernel size, r the window), ``layer``
+    the layer Chapter 4 stacks, ``layers_needed`` the receptive-field formula: (steps, k, r) ->
+    the fewest layers after which output ``steps - 1`` depends on input 0; ``stated_in`` where
+    the paper gives that path length: Table 1 has one convolutional row, O(log_k(n)), and the
+    O(n/k) of contiguous kernels is in the text of its section 4, beside the O(log_k(n)) of
+    dilated ones."""
 
     label: str
     column: str
     path_length: str
     layer: LayerMaker
     layers_needed: Callable[[int, int, int], int]
+    stated_in: str = "Table 1"
 
 
 def dilated_layers_needed(steps: int, kernel_size: int, window: int) -> int:
@@ -226,10 +230,11 @@ KINDS = (
     ModelKind("convolution",
               table_1=Table1Row("convolution", "conv k=3", "O(n/k)",
                                 convolution_layer(dilated=False),
-                                lambda steps, k, r: math.ceil((steps - 1) / (k - 1)))),
+                                lambda steps, k, r: math.ceil((steps - 1) / (k - 1)), "§4")),
     ModelKind("dilated convolution",
               table_1=Table1Row("dilated convolution", "dilated", "O(log_k n)",
-                                convolution_layer(dilated=True), dilated_layers_needed)),
+                                convolution_layer(dilated=True), dilated_layers_needed,
+                                "Table 1, §4")),
     ModelKind(ORDER_BLIND,
               make=lambda shape, size: BagOfTokens(size, shape.width),
               twin=lambda shape: BagOfTokens(shape.input_size, shape.width, last_only=True)),
@@ -239,6 +244,14 @@ KINDS = (
     ModelKind("GRU", make=lambda shape, size: GRU(size, shape.width), recurrent=True,
               twin=lambda shape: GRU(shape.input_size, shape.width).to_torch()),
     ModelKind(LAST_POSITION_ENCODER, make=last_position_encoder),
+    # Chapter 6, "One recurrence for every model": S_t = A_t S_{t-1} + B_t, one layer each
+    ModelKind("scalar SSM (Mamba-2)", mixer="ssd"),
+    ModelKind("DeltaNet", mixer="delta"),
+    ModelKind("Gated DeltaNet", mixer="gated delta"),
+    ModelKind("additive write", mixer="additive"),
+    ModelKind("minGRU", make=lambda shape, size: MinGRU(size, shape.width)),
+    ModelKind("minGRU, keep bias",
+              make=lambda shape, size: MinGRU(size, shape.width, forget_bias=shape.forget_bias)),
 )
 """Every kind of model of the book, once."""
 

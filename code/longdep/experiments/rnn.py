@@ -110,6 +110,10 @@ def truncation_errors(terms: torch.Tensor, taus) -> dict[int, float]:
     0 <= t - k <= tau of the double sum G = sum of ``terms`` (time, time, hidden, hidden), as
     :func:`double_sum_terms` returns them: truncated BPTT when every loss term is sent back at
     most tau steps (Chapter 1, exercise "The double sum and truncation")."""
+    check.tensor(terms, "terms", "(time, time, hidden, hidden)", 4)
+    if terms.dim() != 4 or terms.size(0) != terms.size(1) or terms.size(2) != terms.size(3):
+        raise ValueError(f"terms must have shape (time, time, hidden, hidden), got "
+                         f"{check.describe(terms)}")
     taus = check.ints("taus", taus, least=0)
     steps = terms.size(0)
     distance = torch.arange(steps)[:, None] - torch.arange(steps)[None, :]  # t - k

@@ -174,53 +174,84 @@ def model_name(name: str) -> Bilingual:
     return Bilingual(name, MODEL_NAMES[name])
 
 
-@dataclass(frozen=True)
-class ModelMeasures:
-    """What the cost table says about one model, counted (:func:`counted_measures`).
-
-    cost_exponent: fitted p of FLOPs ~ T^p; depths: graph depths (parallel rounds) at the
-    table's doubling lengths for depths; path_lengths: :func:`path_length` at the table's
-    doubling lengths; gradient_factors: :func:`gradient_path_factors` at the longest of them.
-    """
-
-    cost_exponent: float
-    depths: list[int]
-    path_lengths: list[int]
-    gradient_factors: int
+COUNTED = ("cost_exponent", "depths", "path_lengths", "gradient_factors")
+"""What :func:`counted_measures` counts of one model: the fitted p of FLOPs ~ T^p, the graph
+depths (parallel rounds) at the doubling lengths of the depths, :func:`path_length` at the
+table's doubling lengths, and :func:`gradient_path_factors` at the longest of them."""
 
 
-def counted_measures(name: str, lengths: Sequence[int], depth_lengths: Sequence[int],
-                     flop_lengths: Sequence[int], shape: ModelShape = ModelShape()
-                     ) -> ModelMeasures:
-    """The columns of the cost table that model ``name`` is counted for, not trained:
-    the cost exponent (:func:`layer_cost_exponent` over ``flop_lengths``), the depths
-    (:func:`sequential_depths` at ``depth_lengths``), the path lengths (:func:`path_length` at
-    ``lengths``) and the gradient factors (:func:`gradient_path_factors`) at the longest of
-    ``lengths``."""
+def counted_measures(name: str, lengths: Sequence[int], flop_lengths: Sequence[int],
+                     shape: ModelShape = ModelShape(),
+                     depth_lengths: Sequence[int] | None = None) -> dict[str, object]:
+    """The columns of the summary that model ``name`` is counted for, not trained, as a dict
+    with the keys of :data:`COUNTED`: ``cost_exponent`` (:func:`layer_cost_exponent` over
+    ``flop_lengths``), ``depths`` (:func:`sequential_depths` at ``depth_lengths``, by default
+    ``lengths``), ``path_lengths`` (:func:`path_length` at ``lengths``) and
+    ``gradient_factors`` (:func:`gradient_path_factors` at the longest of ``lengths``)."""
     check.ints("lengths", lengths, least=2, count=2)
-    return ModelMeasures(layer_cost_exponent(name, flop_lengths, shape),
-                         sequential_depths(name, depth_lengths, shape),
-                         [path_length(name, n, shape) for n in lengths],
-                         gradient_path_factors(name, lengths[-1], shape))
+    return dict(cost_exponent=layer_cost_exponent(name, flop_lengths, shape),
+                depths=sequential_depths(name, lengths if depth_lengths is None
+                                         else depth_lengths, shape),
+                path_lengths=[path_length(name, n, shape) for n in lengths],
+                gradient_factors=gradient_path_factors(name, lengths[-1], shape))
 
 
 def counted_measures_of(names: Sequence[str], lengths: Sequence[int],
-                        depth_lengths: Sequence[int], flop_lengths: Sequence[int],
-                        shape: ModelShape = ModelShape()) -> dict[str, ModelMeasures]:
+                        flop_lengths: Sequence[int], shape: ModelShape = ModelShape(),
+                        depth_lengths: Sequence[int] | None = None
+                        ) -> dict[str, dict[str, object]]:
     """:func:`counted_measures` of every model of ``names``, side by side on the cores."""
-    point = (tuple(lengths), tuple(depth_lengths), tuple(flop_lengths), shape)
+    point = (tuple(lengths), tuple(flop_lengths), shape,
+             None if depth_lengths is None else tuple(depth_lengths))
     runs = over_cores(counted_measures, [(name, *point) for name in names])
     return {name: runs[(name, *point)] for name in names}
 
 
-def cost_table(measures: dict[str, ModelMeasures], lengths: Sequence[int],
+def _counted_cells(counted: dict[str, object], lengths: Sequence[int],
+                   depth_lengths: Sequence[int] | None = None) -> list[str]:
+    """One model's counted columns from :func:`counted_measures`: cost per layer
+    "O(T²) (1.72)", sequential rounds "O(T)" (at ``depth_lengths``, by default ``lengths``),
+    path length at the longest of ``lengths`` "64, O(T)"."""
+    exponent, power = counted["cost_exponent"], round(counted["cost_exponent"])
+    return [f"{big_o('T' if power == 1 else f'T^{power}')} ({exponent:.2f})",
+            big_o(growth_label(lengths if depth_lengths is None else depth_lengths,
+                               counted["depths"])),
+            f"{counted['path_lengths'][-1]}, "
+            f"{big_o(growth_label(lengths, counted['path_lengths']))}"]
+
+
+def _check_counted(counted) -> None:
+    if not isinstance(counted, dict) or not counted or not all(
+            isinstance(m, dict) and set(m) == set(COUNTED) for m in counted.values()):
+        raise TypeError(f"measures must be a non-empty dict of counted_measures, got "
+                        f"{check.describe(counted)}")
+
+
+def joined_summary_table(counted: dict[str, dict[str, object]], lengths: Sequence[int],
+                         header: tuple[str, str], column: dict[str, object],
+                         labels: dict[str, object] | None = None) -> Table:
+    """Chapter 7's join of the summary: :func:`_counted_cells` of every model of ``counted``
+    beside ``column[name]``, under ``header`` (English, Chinese); a model named by
+    ``labels[name]`` (a string or a :class:`longdep.book.Bilingual`), else by its name."""
+    check.ints("lengths", lengths, count=3)
+    if not isinstance(counted, dict) or not counted or set(column) != set(counted):
+        raise ValueError(f"counted and column must be dicts of the same models, got "
+                         f"{counted!r} and {column!r}")
+    return Table([("model", "模型"), ("cost per layer (fitted exponent)", "每层计算量（拟合指数）"),
+                  ("sequential steps", "顺序步数"),
+                  (f"path length at T = {lengths[-1]}", f"T = {lengths[-1]} 时的路径长度"),
+                  header],
+                 [[(labels or {}).get(name, name), *_counted_cells(measures, lengths),
+                   column[name]] for name, measures in counted.items()])
+
+
+def cost_table(measures: dict[str, dict[str, object]], lengths: Sequence[int],
                depth_lengths: Sequence[int]) -> Table:
     """The book's summary of what each model costs (Chapter 6, "The book's summary tables"), in
-    both languages: one row per model of ``measures``, every cell counted. ``lengths`` are the
-    doubling lengths of the path lengths, ``depth_lengths`` those of the depths."""
-    if not isinstance(measures, dict) or not measures or not all(
-            isinstance(m, ModelMeasures) for m in measures.values()):
-        raise TypeError(f"measures must be a non-empty dict of ModelMeasures, got {measures!r}")
+    both languages: one row per model of ``measures`` (each as :func:`counted_measures` returns
+    it), every cell counted. ``lengths`` are the doubling lengths of the path lengths,
+    ``depth_lengths`` those of the depths."""
+    _check_counted(measures)
     check.ints("lengths", lengths, count=2)
     check.ints("depth_lengths", depth_lengths, count=2)
     n = lengths[-1]
@@ -228,15 +259,8 @@ def cost_table(measures: dict[str, ModelMeasures], lengths: Sequence[int],
               ("sequential rounds", "串行轮数"),
               (f"path length at T = {n}", f"T = {n} 时的路径长度"),
               (f"factors on the gradient path at T = {n}", f"T = {n} 时梯度路径上的因子数")]
-    rows = []
-    for name, m in measures.items():
-        power = round(m.cost_exponent)
-        rows.append([model_name(name),
-                     f"{big_o('T' if power == 1 else f'T^{power}')} ({m.cost_exponent:.2f})",
-                     big_o(growth_label(depth_lengths, m.depths)),
-                     f"{m.path_lengths[-1]}, {big_o(growth_label(lengths, m.path_lengths))}",
-                     str(m.gradient_factors)])
-    return Table(header, rows)
+    return Table(header, [[model_name(name), *_counted_cells(m, lengths, depth_lengths),
+                           str(m["gradient_factors"])] for name, m in measures.items()])
 
 
 def spread_text(values: Spread) -> Bilingual:
@@ -263,11 +287,12 @@ class LearningMeasures:
 
 
 def learning_table(measures: dict[str, LearningMeasures], distance: int,
-                   budgets: Sequence[int]) -> Table:
+                   budgets: Sequence[int], labels: dict[str, Bilingual] | None = None) -> Table:
     """The book's summary of what each model learns and passes back (Chapter 6, "The book's
-    summary tables"), in both languages: one row per model of ``measures``; ``distance`` is
-    the distance of the gradient ratio and of key recall, ``budgets`` the training steps at
-    which the pairs were recalled."""
+    summary tables"), in both languages: one row per model of ``measures``, named by
+    ``labels[name]`` if given, else by :func:`model_name`; ``distance`` is the distance of the
+    gradient ratio and of key recall, ``budgets`` the training steps at which the pairs were
+    recalled."""
     if not isinstance(measures, dict) or not measures or not all(
             isinstance(m, LearningMeasures) for m in measures.values()):
         raise TypeError(f"measures must be a non-empty dict of LearningMeasures, got "
@@ -286,6 +311,7 @@ def learning_table(measures: dict[str, LearningMeasures], distance: int,
         pairs = (Bilingual(" / ".join(p.en for p in m.pairs_recalled),
                            " / ".join(p.zh for p in m.pairs_recalled))
                  if m.pairs_recalled else Bilingual("not measured", "未测量"))
-        rows.append([model_name(name), spread_text(m.gradient_ratio),
+        label = (labels or {}).get(name) or model_name(name)
+        rows.append([label, spread_text(m.gradient_ratio),
                      spread_text(m.gradient_ratio_from_one), m.key_recall, pairs])
     return Table(header, rows)

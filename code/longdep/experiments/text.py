@@ -5,7 +5,7 @@ Three models of the book read the frozen corpus of :mod:`longdep.corpus` one cha
 time and predict the next: an LSTM (Chapter 3), a causal Pre-LN Transformer (Chapter 5) and
 linear attention (Chapter 6), built from the registry with about the same number of parameters
 (:data:`TEXT_SHAPES`) and trained with :func:`longdep.train.train_seeds`, the seeds batched
-(through an adapter, marked below, until that function trains language models). Then they are
+(:class:`FlatLogits` presents a prediction at every position). Then they are
 measured on held-out windows of :attr:`TextBudget.window` characters (:class:`HeldOutSet`,
 :func:`measure_context_use`): the loss at every position and Khandelwal et al.'s (2018)
 ablation, the context beyond d replaced or shuffled (:mod:`longdep.measure.context`), and the
@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
-import longdep.train
 from longdep.book import Bilingual
 from longdep.corpus import Corpus, identifier_classes
 from longdep.experiments.registry import KIND, ModelShape
@@ -120,18 +119,10 @@ def random_windows(text: torch.Tensor, count: int, length: int,
     return text[starts[:, None] + torch.arange(length)]
 
 
-# ---- ADAPTER until longdep.train.train_seeds trains language models ---------------------
-# train_seeds computes cross_entropy(logits, targets) and compares logits.argmax(-1) with
-# targets: it takes one prediction per sequence. A language model predicts at every position,
-# logits (batch, time, vocab) against targets (batch, time); FlatLogits and the flat targets
-# of window_batches present them as (batch * time, vocab) and (batch * time,). And
-# train_seeds returns no trained weights, which every measurement of Chapter 7 needs:
-# trained_weights records the stacked parameters it creates (its call of
-# stack_module_state) and copies each seed's trained slice back into its model. What
-# train_seeds needs instead: per-position logits, and the trained models (or their weights)
-# returned. Nothing here computes a gradient or takes a step.
 class FlatLogits(nn.Module):
-    """``model``'s logits (batch, time, vocab) as (batch * time, vocab), for train_seeds."""
+    """``model``'s logits (batch, time, vocab) as (batch * time, vocab): one prediction per
+    position, as :func:`longdep.train.train_seeds` compares them with the flat targets of
+    :func:`window_batches` (cross-entropy and accuracy over every position of every window)."""
 
     def __init__(self, model: nn.Module):
         super().__init__()
@@ -139,29 +130,6 @@ class FlatLogits(nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.model(tokens).flatten(0, 1)
-
-
-@contextlib.contextmanager
-def trained_weights(models: Sequence[nn.Module]):
-    """Within the block, train_seeds(models, ...) leaves models[i] with seed i's trained
-    weights, as longdep.train.train does."""
-    recorded, stack = [], longdep.train.stack_module_state
-
-    def recording_stack(modules):
-        recorded.append(stack(modules))
-        return recorded[-1]
-
-    longdep.train.stack_module_state = recording_stack
-    try:
-        yield
-    finally:
-        longdep.train.stack_module_state = stack
-    (stacked, _), = recorded  # {name: (seeds, ...)}; the buffers are not trained
-    with torch.no_grad():
-        for i, model in enumerate(models):
-            for name, parameter in model.named_parameters():
-                parameter.copy_(stacked[name][i])
-# ---- end of the adapter ------------------------------------------------------------------
 
 
 def window_batches(text: torch.Tensor, budget: TextBudget):
@@ -181,12 +149,11 @@ def train_character_models(models: Sequence[CharacterModel], text: torch.Tensor,
     """Train ``models[i]`` on ``text`` with seed ``seeds[i]``, in place, all at once
     (:func:`longdep.train.train_seeds`); returns each one's mean loss over the last tenth of
     the steps."""
-    views = [FlatLogits(model) for model in models]
-    with trained_weights(views):
-        results = train_seeds(views, window_batches(text, budget), budget.steps, list(seeds),
-                              lr=budget.lr, clip_norm=budget.clip_norm,
-                              warmup_steps=budget.warmup_steps, eval_batches=1,
-                              vectorized=vectorized)
+    views = [FlatLogits(model) for model in models]  # train_seeds leaves them trained
+    results = train_seeds(views, window_batches(text, budget), budget.steps, list(seeds),
+                          lr=budget.lr, clip_norm=budget.clip_norm,
+                          warmup_steps=budget.warmup_steps, eval_batches=1,
+                          vectorized=vectorized)
     tail = max(1, budget.steps // 10)
     return [sum(r.losses[-tail:]) / tail for r in results]
 
@@ -306,15 +273,22 @@ def train_and_measure(name: str, corpus: Corpus, held_out: HeldOutSet,
 
 
 def context_use(corpus: Corpus, budget: TextBudget = TEXT_BUDGET,
-                names: Sequence[str] = LANGUAGE_MODELS) -> dict[str, tuple[ContextUse, ...]]:
+                names: Sequence[str] = LANGUAGE_MODELS, beside: dict | None = None
+                ) -> tuple[dict[str, tuple[ContextUse, ...]], dict]:
     """:func:`train_and_measure` for every kind of ``names``, side by side on the cores
     (:func:`longdep.experiments.workers.in_worker_processes`), the recurrent ones last (they
-    are the cheapest): {name: (after the budget, after twice it)} (Chapter 7)."""
+    are the cheapest), and every further call ``key: (function, arguments)`` of ``beside`` in
+    the same pool, last: it fills the core that the trainings leave idle (Chapter 7 counts its
+    summary columns there). Returns ({name: (after the budget, after twice it)}, {key: result
+    of beside})."""
+    beside = beside or {}
+    if set(beside) & set(names):
+        raise ValueError(f"beside must not use a model's name as a key, got {list(beside)}")
     held_out = held_out_set(corpus, budget)
     order = sorted(names, key=lambda name: KIND[name].recurrent)
     runs = in_worker_processes({name: (train_and_measure, (name, corpus, held_out, budget))
-                                for name in order})
-    return {name: runs[name] for name in names}
+                                for name in order} | beside)
+    return {name: runs[name] for name in names}, {key: runs[key] for key in beside}
 
 
 REACH_THRESHOLD = 0.01

@@ -14,7 +14,9 @@
   rounds must run one after another however many processors there are (a cumulative sum
   counted as the log2 n rounds of a parallel prefix sum);
 - :func:`fitted_exponent`, :func:`crossover_length`, :func:`growth_label`: reading those
-  measurements against the sequence length;
+  measurements against the sequence length; :func:`fitted_log_slope`, the one least-squares
+  slope behind :func:`fitted_exponent` and :func:`fitted_rate` (a per-step factor read off a
+  gradient against distance);
 """
 
 import contextlib
@@ -228,7 +230,29 @@ def positive_numbers(count: int | None = None, **named: Sequence[float]) -> list
 def fitted_exponent(lengths: Sequence[float], values: Sequence[float]) -> float:
     """The slope p of the least-squares line log(value) = p log(length) + c: value ~ length^p."""
     lengths, values = positive_numbers(lengths=lengths, values=values)
-    return float(np.polyfit(np.log(lengths), np.log(values), 1)[0])
+    return fitted_log_slope(np.log(lengths), values)
+
+
+def fitted_log_slope(x: Sequence[float], values: Sequence[float], name: str = "x") -> float:
+    """The slope p of the least-squares line log(value) = p x + c: the book's one slope fit
+    (:func:`fitted_exponent` takes x = log(length), :func:`fitted_rate` x = the distance).
+    ``name`` is the name of x in an error message."""
+    (values,) = positive_numbers(values=values)
+    try:
+        x = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must hold numbers only, got {x!r}") from None
+    if x.shape != values.shape or not np.isfinite(x).all():
+        raise ValueError(f"{name} must hold {values.size} finite numbers, one per value, got "
+                         f"{x.tolist()}")
+    return float(np.polyfit(x, np.log(values), 1)[0])
+
+
+def fitted_rate(distances: Sequence[float], values: Sequence[float]) -> float:
+    """The per-step factor q of the least-squares line log(value) = log(q) distance + c: value
+    ~ q^distance, as a gradient that crosses one factor q per step (Chapter 2's rates; Chapter
+    4, "A forget gate inside attention"). ``distances`` may start at 0."""
+    return float(np.exp(fitted_log_slope(distances, values, name="distances")))
 
 
 def crossover_length(lengths: Sequence[float], first: Sequence[float],

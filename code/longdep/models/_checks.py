@@ -1,4 +1,5 @@
-"""Argument checks shared by the model files, and the one weight-copy helper.
+"""Argument checks shared by the model files (copying weights to and from PyTorch's own
+modules is in ``_twins.py``).
 
 Every model file imports from here only (and from torch), so a reader can copy one model file
 with this one into a project of their own. The conventions, the same for every model:
@@ -240,7 +241,6 @@ def int_range(low: int, high: int | None, **values: int) -> None:
             raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
 
 
-
 def ints(name: str, values, least: int = 1, count: int = 1) -> list[int]:
     """Raise unless ``values`` is a list or tuple of at least ``count`` ints (not bools), each at
     least ``least``, such as the lengths or the seeds of a sweep; return them as a list."""
@@ -293,14 +293,6 @@ def choice(**values: tuple[str, object]) -> None:
             raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
 
 
-
-def window(length: int, window: int) -> None:
-    """Raise a clear error unless 1 <= window <= length."""
-    positive(length=length, window=window)
-    if window > length:
-        raise ValueError(f"window {window} is larger than the sequence ({length} steps)")
-
-
 def dt_range(dt_min: float, dt_max: float) -> None:
     """Raise unless 0 < dt_min <= dt_max are finite numbers: the range of a state-space model's
     initial step size (Mamba's dt_min and dt_max)."""
@@ -333,43 +325,10 @@ def instance(model, name: str, *needs):
         if isinstance(need, type) and not isinstance(model, need):
             shown = (f"torch.nn.{need.__name__}" if need.__module__.startswith("torch.nn")
                      else need.__name__)
-            raise TypeError(f"{name} must be a {shown}, got {describe(model)}")
+            spelled = shown[:2].isupper()  # an acronym is read letter by letter
+            article = "an" if shown[0] in ("AEFHILMNORSX" if spelled else "AEIOU") else "a"
+            raise TypeError(f"{name} must be {article} {shown}, got {describe(model)}")
     return model
-
-
-def torch_module(module, cls: type, method: str = "from_torch", **needed) -> None:
-    """Raise a ``TypeError`` unless ``module`` is a ``cls`` (a torch.nn module class), then a
-    ``ValueError`` naming the first attribute whose value is not the one ``needed`` names."""
-    if not isinstance(module, cls):
-        raise TypeError(f"{method} needs a torch.nn.{cls.__name__}, got {type(module).__name__}")
-    options(module, method, **{name: (getattr(module, name), want)
-                                      for name, want in needed.items()})
-
-
-def options(module, method: str = "from_torch", **needed) -> None:
-    """Raise a ``ValueError`` naming the first option of ``module`` that a copy cannot represent;
-    ``needed`` maps each option to (its value, the value needed)."""
-    for option, (got, want) in needed.items():
-        if (got is not want) if want is None or got is None else got != want:
-            shown = "a tensor" if isinstance(got, torch.Tensor) else repr(got)
-            raise ValueError(f"{method} cannot take a torch.nn.{type(module).__name__} with "
-                             f"{option}={shown}: it needs {option}={want!r}")
-
-
-def copy_parameters(target: torch.nn.Module, tensors: dict[str, torch.Tensor]
-                    ) -> torch.nn.Module:
-    """Copy ``tensors`` into the parameters of ``target`` with those names, under no_grad; the
-    target first takes the tensors' dtype and device. Returns ``target``; nothing is shared."""
-    first = next(iter(tensors.values()))
-    target.to(device=first.device, dtype=first.dtype)
-    parameters = dict(target.named_parameters())
-    with torch.no_grad():
-        for name, tensor in tensors.items():
-            if parameters[name].shape != tensor.shape:
-                raise ValueError(f"cannot copy {name}: shape {tuple(tensor.shape)} into "
-                                 f"{tuple(parameters[name].shape)}")
-            parameters[name].copy_(tensor)
-    return target
 
 
 def first_output(outputs) -> torch.Tensor:

@@ -34,14 +34,23 @@ from torch import Tensor, nn
 
 try:  # inside the longdep package
     from . import _checks as check
-except ImportError:  # copied into a folder of its own, beside _checks.py
+    from . import _twins as twins
+except ImportError:  # copied into a folder of its own, beside _checks.py and _twins.py
     import _checks as check
+    import _twins as twins
 
 
 def causal_mask(steps: int, device: torch.device | None = None) -> Tensor:
     """The (steps, steps) boolean mask of causal attention: query t may attend to keys 0 .. t."""
     check.positive(steps=steps)
     return torch.ones(steps, steps, dtype=torch.bool, device=device).tril()
+
+
+def check_window(length: int, window: int) -> None:
+    """Raise a clear error unless 1 <= window <= length."""
+    check.positive(length=length, window=window)
+    if window > length:
+        raise ValueError(f"window {window} is larger than the sequence ({length} steps)")
 
 
 def sliding_window_mask(length: int, window: int, causal: bool = True,
@@ -51,7 +60,7 @@ def sliding_window_mask(length: int, window: int, causal: bool = True,
     With ``causal`` query i sees itself and the window - 1 keys before it; without, the
     window - 1 keys on either side too. Either way one layer carries information window - 1 steps.
     """
-    check.window(length, window)
+    check_window(length, window)
     check.flags(causal=causal)
     positions = torch.arange(length, device=device)
     offset = positions[:, None] - positions[None, :]  # (length, length): i - j
@@ -143,8 +152,8 @@ class MultiHeadAttention(nn.Module):
     @classmethod
     def from_torch(cls, attention: nn.MultiheadAttention) -> "MultiHeadAttention":
         """A copy of a :class:`torch.nn.MultiheadAttention` (batch_first=True, bias=True)."""
-        check.torch_module(attention, nn.MultiheadAttention, batch_first=True, add_zero_attn=False)
-        check.options(attention, bias=(attention.in_proj_bias is not None, True),
+        twins.torch_module(attention, nn.MultiheadAttention, batch_first=True, add_zero_attn=False)
+        twins.options(attention, bias=(attention.in_proj_bias is not None, True),
                       add_bias_kv=(attention.bias_k is not None, False),
                       kdim=(attention.kdim, attention.embed_dim),
                       vdim=(attention.vdim, attention.embed_dim))
@@ -152,7 +161,7 @@ class MultiHeadAttention(nn.Module):
         names = [f"{n}_proj.{kind}" for kind in ("weight", "bias") for n in ("q", "k", "v", "out")]
         tensors = (*attention.in_proj_weight.chunk(3), attention.out_proj.weight,
                    *attention.in_proj_bias.chunk(3), attention.out_proj.bias)
-        return check.copy_parameters(model, dict(zip(names, tensors)))
+        return twins.copy_parameters(model, dict(zip(names, tensors)))
 
 
 def sinusoidal_table(max_len: int, d_model: int) -> Tensor:

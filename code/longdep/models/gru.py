@@ -22,8 +22,10 @@ from torch import Tensor, nn
 
 try:  # inside the longdep package
     from . import _checks as check
-except ImportError:  # copied into a folder of its own, beside _checks.py
+    from . import _twins as twins
+except ImportError:  # copied into a folder of its own, beside _checks.py and _twins.py
     import _checks as check
+    import _twins as twins
 
 
 NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
@@ -79,12 +81,12 @@ class GRU(nn.Module):
     @classmethod
     def from_torch(cls, gru: nn.GRU) -> "GRU":
         """A copy of a one-layer, unidirectional :class:`torch.nn.GRU`, batch_first=True."""
-        check.torch_module(gru, nn.GRU, num_layers=1, bias=True, bidirectional=False,
+        twins.torch_module(gru, nn.GRU, num_layers=1, bias=True, bidirectional=False,
                      batch_first=True)
         model = cls(gru.input_size, gru.hidden_size)
-        return check.copy_parameters(model, {name: getattr(gru, name + "_l0") for name in NAMES})
+        return twins.copy_parameters(model, {name: getattr(gru, name + "_l0") for name in NAMES})
 
     def to_torch(self) -> nn.GRU:
         """The same function as a :class:`torch.nn.GRU` (batch_first=True): faster to train."""
         gru = nn.GRU(self.input_size, self.hidden_size, batch_first=True)
-        return check.copy_parameters(gru, {name + "_l0": getattr(self, name) for name in NAMES})
+        return twins.copy_parameters(gru, {name + "_l0": getattr(self, name) for name in NAMES})

@@ -20,8 +20,10 @@ from torch import Tensor, nn
 
 try:  # inside the longdep package
     from . import _checks as check
-except ImportError:  # copied into a folder of its own, beside _checks.py
+    from . import _twins as twins
+except ImportError:  # copied into a folder of its own, beside _checks.py and _twins.py
     import _checks as check
+    import _twins as twins
 
 
 State = tuple[Tensor, Tensor]
@@ -94,12 +96,12 @@ class LSTM(nn.Module):
     @classmethod
     def from_torch(cls, lstm: nn.LSTM) -> "LSTM":
         """A copy of a one-layer, unidirectional :class:`torch.nn.LSTM`, batch_first=True."""
-        check.torch_module(lstm, nn.LSTM, num_layers=1, bias=True, bidirectional=False,
+        twins.torch_module(lstm, nn.LSTM, num_layers=1, bias=True, bidirectional=False,
                      batch_first=True, proj_size=0)
         model = cls(lstm.input_size, lstm.hidden_size)
-        return check.copy_parameters(model, {name: getattr(lstm, name + "_l0") for name in NAMES})
+        return twins.copy_parameters(model, {name: getattr(lstm, name + "_l0") for name in NAMES})
 
     def to_torch(self) -> nn.LSTM:
         """The same function as a :class:`torch.nn.LSTM` (batch_first=True): faster to train."""
         lstm = nn.LSTM(self.input_size, self.hidden_size, batch_first=True)
-        return check.copy_parameters(lstm, {name + "_l0": getattr(self, name) for name in NAMES})
+        return twins.copy_parameters(lstm, {name + "_l0": getattr(self, name) for name in NAMES})

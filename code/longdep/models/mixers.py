@@ -16,15 +16,19 @@ from torch import nn
 try:  # inside the longdep package
     from . import _checks as check
     from .attention import MultiHeadAttention
+    from .delta import DeltaNet
     from .linear import linear_attention
     from .sparse import sliding_window_attention
+    from .ssd import ScalarSSM
     from .ssm import SelectiveSSM
     from .transformer import EncoderStack
 except ImportError:  # copied into a folder of its own, beside _checks.py
     import _checks as check
     from attention import MultiHeadAttention
+    from delta import DeltaNet
     from linear import linear_attention
     from sparse import sliding_window_attention
+    from ssd import ScalarSSM
     from ssm import SelectiveSSM
     from transformer import EncoderStack
 
@@ -103,6 +107,23 @@ class SSMSelfMixer(nn.Module):
         return self.ssm(query), None
 
 
+class StateSelfMixer(nn.Module):
+    """A layer with a matrix state behind the self-attention call (Chapter 6, "One recurrence
+    for every model"): ``layer`` maps x (batch, time, d_model) to (y, last state), as
+    :class:`.ssd.ScalarSSM` and :class:`.delta.DeltaNet` do; the mixer returns (y, None)."""
+
+    def __init__(self, layer: nn.Module):
+        super().__init__()
+        check.instance(layer, "layer", nn.Module, "d_model")
+        self.d_model, self.layer = layer.d_model, layer
+
+    @check.overflow_checked
+    def forward(self, query, key, value, mask=None):
+        check_self_mixing(query, key, value, mask, self.d_model,
+                          next(self.layer.parameters()))
+        return self.layer(query)[0], None
+
+
 # Each mixer's maker: (d_model, num_heads, window=..., state_size=...) -> the token mixer of one
 # layer. A new mixer is one entry here.
 MIXERS = {
@@ -111,6 +132,14 @@ MIXERS = {
                                                                             window),
     "linear": lambda d_model, num_heads, **_: LinearSelfAttention(d_model, num_heads),
     "ssm": lambda d_model, num_heads, state_size, **_: SSMSelfMixer(d_model, state_size),
+    # Chapter 6, "One recurrence for every model": Mamba-2's scalar SSM and the delta rule
+    "ssd": lambda d_model, num_heads, state_size, **_: StateSelfMixer(
+        ScalarSSM(d_model, num_heads, state_size)),
+    "delta": lambda d_model, num_heads, **_: StateSelfMixer(DeltaNet(d_model, num_heads)),
+    "gated delta": lambda d_model, num_heads, **_: StateSelfMixer(
+        DeltaNet(d_model, num_heads, gated=True)),
+    "additive": lambda d_model, num_heads, **_: StateSelfMixer(
+        DeltaNet(d_model, num_heads, write="additive")),
 }
 
 
@@ -120,9 +149,12 @@ def mixer_stack(mixer: str, d_model: int, num_heads: int, num_layers: int, d_ff:
     """A causal Pre-LN :class:`EncoderStack`, (batch, time, input_size) -> (batch, time,
     d_model), whose layers mix tokens with ``mixer``, a key of :data:`MIXERS`: "softmax" (the
     Transformer, with the causal mask), "window" (``window`` keys), "linear" or "ssm" (a state
-    of ``state_size`` per channel). ``input_size`` (default d_model) other than d_model puts a
-    linear map to d_model features first, so that the stack can read embeddings of another
-    width. Each layer is built with its own mixer: the mixer's parameters, then the layer's."""
+    of ``state_size`` per channel), "ssd" (Mamba-2's scalar SSM, ``state_size`` x d_model /
+    num_heads per head), "delta", "gated delta" or "additive" (DeltaNet, Gated DeltaNet and
+    DeltaNet's additive twin, a d_k x d_k state per head). ``input_size`` (default d_model)
+    other than d_model puts a linear map to d_model features first, so that the stack can read
+    embeddings of another width. Each layer is built with its own mixer: the mixer's
+    parameters, then the layer's."""
     check.choice(mixer=(mixer, MIXERS))
     check.positive(window=window, state_size=state_size)
     make = MIXERS[mixer]

@@ -20,8 +20,10 @@ from torch import Tensor, nn
 
 try:  # inside the longdep package
     from . import _checks as check
-except ImportError:  # copied into a folder of its own, beside _checks.py
+    from . import _twins as twins
+except ImportError:  # copied into a folder of its own, beside _checks.py and _twins.py
     import _checks as check
+    import _twins as twins
 
 
 ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "identity": torch.clone}
@@ -77,7 +79,7 @@ class ElmanRNN(nn.Module):
     @classmethod
     def from_torch(cls, rnn: nn.RNN) -> "ElmanRNN":
         """A copy of a one-layer, unidirectional :class:`torch.nn.RNN`, batch_first=True."""
-        check.torch_module(rnn, nn.RNN, num_layers=1, bias=True, bidirectional=False,
+        twins.torch_module(rnn, nn.RNN, num_layers=1, bias=True, bidirectional=False,
                            batch_first=True)
         model = cls(rnn.input_size, rnn.hidden_size, rnn.nonlinearity)
-        return check.copy_parameters(model, {name: getattr(rnn, name + "_l0") for name in NAMES})
+        return twins.copy_parameters(model, {name: getattr(rnn, name + "_l0") for name in NAMES})

@@ -24,10 +24,10 @@ import torch
 
 try:  # inside the longdep package
     from . import _checks as check
-    from .attention import causal_mask, sliding_window_mask
+    from .attention import causal_mask, check_window, sliding_window_mask
 except ImportError:  # copied into a folder of its own, beside _checks.py
     import _checks as check
-    from attention import causal_mask, sliding_window_mask
+    from attention import causal_mask, check_window, sliding_window_mask
 
 
 def global_token_mask(length: int, window: int, global_positions: list[int],
@@ -75,7 +75,7 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     check.qkv(q, k, v, same_shape=True, causal=True)
     check.flags(causal=causal)
     length = q.size(-2)
-    check.window(length, window)
+    check_window(length, window)
     before, after = window - 1, 0 if causal else window - 1
     span = before + after + 1
 

@@ -29,9 +29,11 @@ from torch import Tensor, nn
 
 try:  # inside the longdep package
     from . import _checks as check
+    from . import _twins as twins
     from .attention import MultiHeadAttention, PositionalEncoding, causal_mask
-except ImportError:  # copied into a folder of its own, beside _checks.py
+except ImportError:  # copied into a folder of its own, beside _checks.py and _twins.py
     import _checks as check
+    import _twins as twins
     from attention import MultiHeadAttention, PositionalEncoding, causal_mask
 
 
@@ -43,9 +45,9 @@ def torch_layer_arguments(layer) -> tuple:
     """(d_model, num_heads, d_ff, dropout, norm_first) of a
     :class:`torch.nn.TransformerEncoderLayer`, once checked that :meth:`EncoderLayer.from_torch`
     can copy it (else a ``ValueError`` names the first option it cannot)."""
-    check.torch_module(layer, nn.TransformerEncoderLayer)
+    twins.torch_module(layer, nn.TransformerEncoderLayer)
     activation = {1: "relu", 2: "gelu"}.get(layer.activation_relu_or_gelu, layer.activation)
-    check.options(layer, batch_first=(layer.self_attn.batch_first, True),
+    twins.options(layer, batch_first=(layer.self_attn.batch_first, True),
                   activation=(activation, "relu"), bias=(layer.linear1.bias is not None, True),
                   layer_norm_eps=(layer.norm1.eps, 1e-5))
     return (layer.self_attn.embed_dim, layer.self_attn.num_heads, layer.linear1.out_features,
@@ -96,7 +98,7 @@ class EncoderLayer(nn.Module):
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "EncoderLayer":
         """A copy of a :class:`torch.nn.TransformerEncoderLayer` (batch_first=True, relu)."""
         model = cls(*torch_layer_arguments(layer), MultiHeadAttention.from_torch(layer.self_attn))
-        return check.copy_parameters(model, {name: layer.get_parameter(name) for name in COPIED})
+        return twins.copy_parameters(model, {name: layer.get_parameter(name) for name in COPIED})
 
 
 class EncoderStack(nn.Module):
@@ -215,7 +217,7 @@ class NextTokenHead(nn.Linear):
         check.positive(d_model=d_model, vocab_size=vocab_size)
         super().__init__(d_model, vocab_size)
         if tie_to is not None:
-            check.torch_module(tie_to, nn.Embedding, "tie_to", num_embeddings=vocab_size,
+            twins.torch_module(tie_to, nn.Embedding, "tie_to", num_embeddings=vocab_size,
                          embedding_dim=d_model)
             self.weight = tie_to.weight
 

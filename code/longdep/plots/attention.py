@@ -1,4 +1,5 @@
-"""Chapter 4's figures: the score scale, path lengths, gradient over distance, residual paths.
+"""Chapter 4's figures: the score scale, path lengths, gradient over distance, a forget gate
+inside attention.
 
 Each is drawn in the language chosen at call time (longdep.plots.style.words; a layer's or a
 model's name may be a str or a longdep.book.Bilingual) and says what it shows in its alt text.
@@ -9,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from longdep.plots._checks import check_curves
+from longdep.plots.depth import median_band
 from longdep.plots.style import _plain_log_ticks, closed_for_display, joined, localised, words
 
 
@@ -37,8 +39,8 @@ def plot_score_scaling(widths, variances: dict[str, list[float]],
         axes[0].plot(widths, variances[name], **style)
         axes[1].plot(widths, max_weights[name], **style)
         axes[2].plot(widths, jacobian_norms[name], **style)
-    axes[0].set(yscale="log", ylabel=words("variance of the score", "得分的方差"),
-                title=words("score variance", "得分方差"))
+    axes[0].set(yscale="log", ylabel=words("variance of the score", "分数的方差"),
+                title=words("score variance", "分数的方差"))
     axes[1].axhline(1 / keys, color="0.4", linestyle=":",
                     label=words(f"uniform, 1/{keys}", f"均匀，1/{keys}"))
     axes[1].set(ylim=(0, 1.05), ylabel=words("mean largest weight", "最大权重的均值"),
@@ -63,8 +65,8 @@ def plot_score_scaling(widths, variances: dict[str, list[float]],
         f"(with the line d_k dotted), the mean largest softmax weight over {keys} keys (with "
         f"the uniform weight 1/{keys} dotted) and the mean norm of the softmax Jacobian. At "
         f"d_k = {top}: {values['unscaled']}; {values['scaled']}.",
-        f"三幅图，横轴为键的宽度 d_k（{widths[0]:g} 到 {top}，对数坐标），分别对应未缩放的得分 "
-        f"q.k 和缩放后的得分 q.k/sqrt(d_k)：得分的方差（点线为 d_k）、{keys} 个键上 softmax "
+        f"三幅图，横轴为键的宽度 d_k（{widths[0]:g} 到 {top}，对数坐标），分别对应未缩放的分数 "
+        f"q.k 和缩放后的分数 q.k/√d_k：分数的方差（点线为 d_k）、{keys} 个键上 softmax "
         f"最大权重的均值（点线为均匀权重 1/{keys}）、softmax 雅可比矩阵范数的均值。在 d_k = "
         f"{top} 处：{values['unscaled']}；{values['scaled']}。"))
 
@@ -120,104 +122,101 @@ def plot_path_lengths(steps, measured: dict[str, list[int]], predicted: dict[str
         f"{flop_steps[-1]}；n = {flop_steps[-1]} 时：{costs}。"))
 
 
-def plot_distance_profiles(profiles: dict[str, np.ndarray], dilution: dict[int, np.ndarray]):
-    """Chapter 4, "Gradient versus distance": per-position input gradients of the last output.
+def plot_distance_profiles(profiles: dict, dilution: dict[int, np.ndarray]):
+    """Chapter 4, "Gradient versus distance": per-position input gradients of the last output,
+    over draws.
 
-    profiles maps a model's name to its (time,) norms ||dL/dx_k|| on one sequence; dilution maps
-    a length T to the causal Transformer's (T,) norms, drawn as T ||dL/dx_k|| against the
-    relative distance (T - 1 - k) / T.
+    profiles maps a model's name (a str or a Bilingual) to its (draws, time) norms
+    ||dL/dx_k||, drawn against the distance from the end as the median (line) and the range
+    (band); dilution maps a length T to the causal Transformer's (draws, T) norms, whose median
+    over draws is drawn as T ||dL/dx_k|| against the relative distance (T - 1 - k) / T.
     """
-    check_curves("profiles", profiles)
-    check_curves("dilution", dilution)
+    check_curves("profiles", profiles, dims=2)
+    check_curves("dilution", dilution, dims=2)
     for steps, norms in dilution.items():
-        if len(norms) != steps:
-            raise ValueError(f"dilution[{steps}] must hold {steps} norms, got {len(norms)}")
+        if np.shape(norms)[1] != steps:
+            raise ValueError(f"dilution[{steps}] must hold {steps} norms per draw, got "
+                             f"{np.shape(norms)[1]}")
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     for name, norms in profiles.items():
-        left.plot(np.arange(len(norms)), norms[::-1], label=localised(name))
-    length = len(next(iter(profiles.values())))
+        norms = np.asarray(norms, dtype=float)[:, ::-1]
+        median_band(left, np.arange(norms.shape[1]), norms, name)
+    length = np.shape(next(iter(profiles.values())))[1]
     left.set(yscale="log", xlabel=words("distance T - 1 - k (positions)",
                                         "距离 T - 1 - k（位置数）"),
              ylabel=r"$\|\partial L / \partial x_k\|$",
-             title=words(f"one sequence, T = {length}", f"一个序列，T = {length}"))
+             title=words(f"T = {length}: median and range over draws",
+                         f"T = {length}：多次抽取的中位数与范围"))
     left.legend()
     for steps, norms in dilution.items():
-        distance = np.arange(steps)
-        right.plot(distance / steps, steps * norms[::-1], ".", markersize=3, label=f"T = {steps}")
+        median = np.median(np.asarray(norms, dtype=float), axis=0)
+        right.plot(np.arange(steps) / steps, steps * median[::-1], ".", markersize=3,
+                   label=f"T = {steps}")
     right.set(yscale="log", xlabel=words("relative distance (T - 1 - k) / T",
                                          "相对距离 (T - 1 - k) / T"),
               ylabel=r"$T \cdot \|\partial L / \partial x_k\|$",
-              title=words("causal Transformer: gradient times length",
-                          "因果 Transformer：梯度乘以长度"))
+              title=words("causal Transformer: gradient times length (median)",
+                          "因果 Transformer：梯度乘以长度（中位数）"))
     right.legend(markerscale=3)
     return closed_for_display(fig, alt=_distance_alt(profiles, dilution))
 
 
 def _distance_alt(profiles: dict, dilution: dict) -> str:
-    """What plot_distance_profiles shows: each model's gradient at the largest distance
-    relative to distance 1, and each length's mean of T ||dL/dx_k|| over k < T - 1."""
-    length = len(next(iter(profiles.values())))
-    far = joined((f"{localised(name)} {norms[0] / norms[-2]:.1e}"
+    """What plot_distance_profiles shows: each model's median gradient at the largest distance
+    relative to distance 1, and each length's median over draws of the mean of T ||dL/dx_k||
+    over k < T - 1."""
+    length = np.shape(next(iter(profiles.values())))[1]
+    far = joined((f"{localised(name)} {np.median(norms[:, 0] / norms[:, -2]):.1e}"
                   for name, norms in profiles.items()), clauses=True)
-    shares = joined((f"T = {steps}: {steps * norms[:-1].mean():.2f}"
+    shares = joined((f"T = {steps}: {np.median(steps * norms[:, :-1].mean(1)):.2f}"
                      for steps, norms in dilution.items()), clauses=True)
     return words(
         f"Two panels on log axes. Left: the gradient of the last output with respect to each "
-        f"input position against the distance from the end, one sequence of {length} "
-        f"positions; at distance {length - 1} it is, relative to distance 1: {far}. Right: the "
-        f"causal Transformer's gradient times the length T against the relative distance; its "
-        f"mean over the positions before the last is {shares}.",
-        f"两幅图，对数坐标。左图：一个长 {length} 的序列上，最后一个输出关于每个输入位置的梯度随"
-        f"到末尾距离的变化；在距离 {length - 1} 处，它相对于距离 1 处的值为：{far}。右图：因果 "
-        f"Transformer 的梯度乘以长度 T，随相对距离的变化；最后一个位置之前各位置上的均值为："
-        f"{shares}。")
+        f"input position against the distance from the end, {length} positions, median over "
+        f"draws with the range shaded; at distance {length - 1} it is, relative to distance 1 "
+        f"(median): {far}. Right: the causal Transformer's gradient times the length T "
+        f"against the relative distance; the median over draws of its mean over the positions "
+        f"before the last is {shares}.",
+        f"两幅图，对数坐标。左图：长 {length} 的序列上，最后一个输出关于每个输入位置的梯度随到末尾"
+        f"距离的变化，线为多次抽取的中位数，阴影为范围；在距离 {length - 1} 处，它相对于距离 1 "
+        f"处的值（中位数）为：{far}。右图：因果 Transformer 的梯度乘以长度 T，随相对距离的变化；"
+        f"它在最后一个位置之前各位置上的均值，其多次抽取的中位数为：{shares}。")
 
 
-def plot_residual_paths(skip: dict[str, np.ndarray], full: dict[str, np.ndarray]):
-    """Chapter 4, "Residual connections and layer normalisation": the gradient at the input of
-    every layer of a deep stack, through the skip connections only and in full.
+def plot_gate_profiles(profiles: dict[float, np.ndarray], rates: dict[float, float]):
+    """Chapter 4, "A forget gate inside attention": the gradient against distance of one layer
+    of attention with a constant forget gate f, over draws.
 
-    Both map a label "Post-LN, <init>" or "Pre-LN, <init>" to the (layers + 1,) norms
-    ||dL/dh_l|| of :func:`longdep.measure.gradients.layer_input_gradients`, drawn against the
-    number of layers the gradient has crossed: one colour per initialisation, Pre-LN dashed.
+    profiles maps a gate f to the (draws, time) norms ||dL/dx_k|| (entry k at distance
+    time - 1 - k), drawn as the median (line) and range (band) against the distance, each draw
+    relative to its value at distance 1; rates maps f to the per-step factor fitted to the
+    median. A dotted line f^(d - 1) beside each gate is the prediction.
     """
-    check_curves("skip", skip)
-    check_curves("full", full)
-    for label in [*skip, *full]:
-        if not localised(label, "en").startswith(("Post-LN, ", "Pre-LN, ")):
-            raise ValueError(f"labels must read 'Post-LN, <init>' or 'Pre-LN, <init>', "
-                             f"got {label!r}")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, layout="constrained")
-    titles = (words("skip connections only", "只经过跳跃连接"), words("full gradient", "完整梯度"))
-    colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
-
-    def init(label) -> str:
-        return localised(label, "en").split(", ")[-1]
-
-    inits = list(dict.fromkeys(init(label) for label in skip))
-    for ax, curves, title in zip(axes, (skip, full), titles):
-        for label, norms in curves.items():
-            colour = colours[inits.index(init(label))]
-            style = "--" if localised(label, "en").startswith("Pre-LN") else "-"
-            ax.plot(np.arange(len(norms)), norms[::-1], style, color=colour,
-                    label=localised(label))
-        ax.set(yscale="log", xlabel=words("layers crossed by the gradient", "梯度穿过的层数"),
-               title=title)
-    axes[0].set_ylabel(words(r"$\|\partial L / \partial h_l\|$ at the input of layer $l$",
-                             r"第 $l$ 层输入处的 $\|\partial L / \partial h_l\|$"))
-    axes[1].legend()
-
-    def ratios(curves: dict) -> str:
-        return joined((f"{localised(label)} {norms[0] / norms[-1]:.2g}"
-                       for label, norms in curves.items()), clauses=True)
-
-    layers = len(next(iter(skip.values()))) - 1
+    check_curves("profiles", profiles, dims=2)
+    if set(rates) != set(profiles):
+        raise ValueError(f"rates must have the gates of profiles, {list(profiles)}, got "
+                         f"{list(rates)}")
+    fig, ax = plt.subplots(figsize=(6.4, 3.9), layout="constrained")
+    for gate, norms in profiles.items():
+        norms = np.asarray(norms, dtype=float)[:, ::-1]
+        distance = np.arange(1, norms.shape[1])
+        relative = norms[:, 1:] / norms[:, 1:2]  # each draw relative to distance 1
+        median_band(ax, distance, relative, f"f = {gate:g}")
+        ax.plot(distance, float(gate) ** (distance - 1.0), ":", color="0.45", linewidth=1.2,
+                zorder=3)
+    ax.set(yscale="log", ylim=(1e-10, 10), xlabel=words("distance d (positions)",
+                                                       "距离 d（位置数）"),
+           ylabel=words("gradient norm / at distance 1", "梯度范数 / 距离 1 处的值"),
+           title=words("constant forget gate f: dotted $f^{\\,d-1}$",
+                       "恒定遗忘门 f：点线为 $f^{\\,d-1}$"))
+    ax.legend(fontsize=8)
+    fitted = joined((f"f = {gate:g}: {rates[gate]:.3f}" for gate in profiles), clauses=True)
+    steps = np.shape(next(iter(profiles.values())))[1]
     return closed_for_display(fig, alt=words(
-        f"Two panels on log axes of the gradient at the input of each layer of a stack of "
-        f"{layers} layers, against the number of layers it has crossed; Pre-LN dashed, one "
-        f"colour per initialisation. The gradient at the stack's input over the one at its "
-        f"output: through the skip connections only, {ratios(skip)}; in full, "
-        f"{ratios(full)}.",
-        f"两幅图，对数坐标，显示一个 {layers} 层的堆叠中每一层输入处的梯度随它穿过的层数的变化；"
-        f"Pre-LN 为虚线，每种初始化一种颜色。堆叠输入处的梯度与输出处梯度之比：只经过跳跃连接时，"
-        f"{ratios(skip)}；完整梯度，{ratios(full)}。"))
+        f"Gradient norm on a log axis against the distance from 1 to {steps - 1}, one line per "
+        f"constant forget gate f (median over draws, range shaded), each with the dotted "
+        f"prediction f to the power d - 1; the per-step factor fitted to each median is "
+        f"{fitted}.",
+        f"对数坐标的梯度范数随距离（1 到 {steps - 1}）的变化，每个恒定遗忘门 f 一条线（多次抽取的"
+        f"中位数，阴影为范围），各配一条点线表示预测值 f 的 d - 1 次方；对各中位数"
+        f"拟合出的每步因子为：{fitted}。"))

@@ -8,7 +8,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-from longdep.plots._checks import check_profiles
+from longdep.plots._checks import check_array, check_length, check_profiles
 from longdep.plots.style import _plain_log_ticks, closed_for_display, joined, localised, words
 
 
@@ -85,57 +85,84 @@ def _profiles_alt(inits: dict, depths: np.ndarray) -> str:
         f"with a dotted line proportional to 1/sqrt(L): {ends}.",
         f"两幅图，对数坐标，显示初始化时第二个前馈矩阵 W_2 的梯度范数。左图：深度为 "
         f"{joined(map(str, depths))} 的模型的每一层（{first}），Post-LN 为实线，Pre-LN 为虚线。"
-        f"右图：最后一层随深度的变化，点线正比于 1/sqrt(L)：{ends}。")
+        f"右图：最后一层随深度的变化，点线正比于 1/√L：{ends}。")
 
 
-def plot_depth_sweep(depths, accuracies: dict, trained: float = 0.5):
-    """Chapter 5, "Depth, warm-up and the order of the normalisation": the fraction of seeds
-    whose held-out accuracy reaches ``trained``, against the depth, one line per setting.
+def plot_depth_sweep(series: dict, trained: float = 0.5):
+    """Chapter 5, "Depth, warm-up and the order of the normalisation": for each setting, the
+    fraction of seeds whose held-out accuracy reaches ``trained``, against the depth, with its
+    95 % Wilson interval.
 
-    depths: the (depths,) layer counts; accuracies maps a setting's name to a
-    (depths, seeds) array of accuracies.
+    series maps a setting's name (a str or a Bilingual) to a dict of (depths,) arrays:
+    "depths" (layer counts), "trained" (seeds that reach ``trained``), "seeds" (seeds run),
+    "low" and "high" (the interval of trained / seeds) and "worded" (whether the count earns
+    a word of the book's rule). A point whose count earns no word, its interval straddling
+    0.5, is drawn hollow: the runs there are chaotic, and no claim rests on them. The
+    settings are shifted sideways a little, so that settings with equal fractions stay
+    visible; a setting at one depth only (a control) is a point.
     """
-    depths = np.asarray(depths)
-    if depths.ndim != 1 or depths.size == 0:
-        raise ValueError(f"depths must be a non-empty 1-d array, got shape {depths.shape}")
-    if not isinstance(accuracies, dict) or not accuracies:
-        raise TypeError(f"accuracies must be a non-empty dict {{name: (depths, seeds) array}}, "
-                        f"got {type(accuracies).__name__}")
+    if not isinstance(series, dict) or not series:
+        raise TypeError(f"series must be a non-empty dict {{name: arrays}}, got "
+                        f"{type(series).__name__}")
     if not 0 < trained < 1:
         raise ValueError(f"trained must lie strictly between 0 and 1, got {trained!r}")
-    fig, ax = plt.subplots(figsize=(6, 3.8), layout="constrained")
-    for (name, grid), marker in zip(accuracies.items(), "os^v"):
-        grid = np.asarray(grid, dtype=float)
-        if grid.ndim != 2 or grid.shape[0] != depths.size:
-            raise ValueError(f"accuracies[{name!r}] must have shape ({depths.size}, seeds), "
-                             f"got {grid.shape}")
-        ax.plot(depths, (grid >= trained).mean(1), "-" + marker, fillstyle="none",
-                label=words(f"{localised(name)} ({grid.shape[1]} seeds)",
-                            f"{localised(name)}（{grid.shape[1]} 个种子）"))
+    for name, parts in series.items():
+        check_depth_series(name, parts)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
+    colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
+    shifts = np.linspace(-0.12, 0.12, len(series))
+    all_depths = sorted({int(d) for parts in series.values() for d in parts["depths"]})
+    for (name, parts), marker, colour, shift in zip(series.items(), "os^Dv", colours, shifts):
+        depths = np.asarray(parts["depths"], dtype=float) + shift
+        fraction = np.asarray(parts["trained"]) / np.asarray(parts["seeds"])
+        below, above = fraction - np.asarray(parts["low"]), np.asarray(parts["high"]) - fraction
+        label = words(f"{localised(name)} ({int(parts['seeds'][0])} seeds)",
+                      f"{localised(name)}（{int(parts['seeds'][0])} 个种子）")
+        ax.errorbar(depths, fraction, yerr=(below, above), fmt="-" if len(depths) > 1 else "none",
+                    color=colour, capsize=3, linewidth=1.2, label=label)
+        worded = np.asarray(parts["worded"], dtype=bool)
+        ax.plot(depths[worded], fraction[worded], marker, color=colour, linestyle="none")
+        ax.plot(depths[~worded], fraction[~worded], marker, color=colour, linestyle="none",
+                fillstyle="none", markersize=9)
+    ax.plot([], [], "o", color="0.4", fillstyle="none", markersize=9, linestyle="none",
+            label=words("hollow: no word, the interval straddles 0.5 (chaotic)",
+                        "空心：区间跨过 0.5，不下结论（混沌）"))
     ax.set(xlabel=words("depth (layers)", "深度（层数）"),
            ylabel=words(f"fraction of seeds with accuracy ≥ {trained:g}",
                         f"准确率 ≥ {trained:g} 的种子比例"),
-           ylim=(-0.05, 1.05), xticks=depths)
-    ax.legend()
-    return closed_for_display(fig, alt=_depth_sweep_alt(depths, accuracies, trained))
+           ylim=(-0.05, 1.05), xticks=all_depths)
+    ax.legend(fontsize=8, loc="lower left")
+    return closed_for_display(fig, alt=_depth_sweep_alt(series, trained))
 
 
-def _depth_sweep_alt(depths: np.ndarray, accuracies: dict, trained: float) -> str:
-    """What plot_depth_sweep shows: for each setting the count of seeds that train at the
-    shallowest and the deepest depth, which Chapter 5 glues (the depths in between, where
-    single runs are chaotic, are left to the figure)."""
+def check_depth_series(name, parts) -> None:
+    """Raise unless ``parts`` holds the equal-length arrays :func:`plot_depth_sweep` reads."""
+    keys = ("depths", "trained", "seeds", "low", "high", "worded")
+    if not isinstance(parts, dict) or set(parts) != set(keys):
+        raise TypeError(f"series[{localised(name, 'en')!r}] must be a dict with the keys "
+                        f"{list(keys)}, got {type(parts).__name__}")
+    for key in keys:
+        check_array(parts[key], f"series[{localised(name, 'en')!r}][{key!r}]", "(depths,)", 1)
+        check_length(parts[key], f"series[{localised(name, 'en')!r}][{key!r}]",
+                     len(parts["depths"]))
+    fraction = np.asarray(parts["trained"]) / np.asarray(parts["seeds"])
+    if not ((np.asarray(parts["low"]) <= fraction) & (fraction <= np.asarray(parts["high"]))).all():
+        raise ValueError(f"series[{localised(name, 'en')!r}]: every interval (low, high) must "
+                         f"hold its fraction trained / seeds")
+
+
+def _depth_sweep_alt(series: dict, trained: float) -> str:
+    """What plot_depth_sweep shows: each setting's count of seeds that train at each depth,
+    the counts Chapter 5 prints."""
     counts = []
-    for name, grid in accuracies.items():
-        trains = (np.asarray(grid, dtype=float) >= trained).sum(1)
-        seeds = np.shape(grid)[1]
+    for name, parts in series.items():
+        at = list(zip(parts["depths"], parts["trained"], parts["seeds"]))
         counts.append(words(
-            f"{localised(name)}: {trains[0]} of {seeds} seeds at {depths[0]} layer"
-            f"{'s' if depths[0] > 1 else ''}, {trains[-1]} of {seeds} at {depths[-1]}",
-            f"{localised(name)}：{depths[0]} 层时 {seeds} 个种子中有 {trains[0]} 个，"
-            f"{depths[-1]} 层时有 {trains[-1]} 个"))
+            f"{localised(name)}: " + joined(f"{int(k)}/{int(n)} at {int(d)}" for d, k, n in at),
+            f"{localised(name)}：" + joined(f"{int(d)} 层 {int(k)}/{int(n)}" for d, k, n in at)))
     return words(
-        f"The fraction of seeds whose held-out accuracy reaches {trained:g}, against the "
-        f"depth ({joined(map(str, depths))} layers), one line per setting: "
-        + "; ".join(counts) + ".",
-        f"留出集准确率达到 {trained:g} 的种子比例随深度（{joined(map(str, depths))} 层）的变化，"
-        f"每种设置一条线：" + "；".join(counts) + "。")
+        f"The fraction of seeds whose held-out accuracy reaches {trained:g} against the depth, "
+        f"with 95 % Wilson intervals, one line per setting, hollow where the count earns no "
+        f"word: " + "; ".join(counts) + ".",
+        f"留出集准确率达到 {trained:g} 的种子比例随深度的变化，带 95% Wilson 区间，每种设置一条线，"
+        f"计数不足以下结论处为空心：" + "；".join(counts) + "。")

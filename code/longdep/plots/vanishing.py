@@ -1,4 +1,5 @@
-"""Chapter 2's figures: gradient ratios against distance on log axes, the cliff, clipping.
+"""Chapter 2's figures of the gradient against distance: the non-normal matrix's powers, the
+regimes of W_hh = s Q, the inputs' scale, and the mean-field theory against the measurement.
 
 Each is drawn in the language chosen at call time (longdep.plots.style.words) and says what it
 shows in its alt text, with the numbers formatted as Chapter 2's prose glues them.
@@ -11,7 +12,6 @@ import numpy as np
 from longdep.plots._checks import (
     check_array,
     check_array_mapping,
-    check_array_pairs,
     check_keys,
     check_length,
     check_number,
@@ -51,14 +51,31 @@ def plot_matrix_powers(norms: np.ndarray, spectral_radius: float, sigma_max: flo
         f"超出图的范围。"))
 
 
+def _median_and_band(ax, curves: np.ndarray, colour, label: str | None, style: str = "-"):
+    """Draw the median over draws of curves (draws, time) as a line and their range as a band."""
+    d = np.arange(curves.shape[1])
+    ax.fill_between(d, curves.min(0), curves.max(0), color=colour, alpha=0.15, linewidth=0)
+    ax.plot(d, np.median(curves, axis=0), style, color=colour, label=label)
+
+
+def _check_draws(profiles: dict, name: str, what: str, most: int | None = None) -> int:
+    """Raise unless profiles maps keys to (draws, time) arrays of one time length; return it."""
+    check_array_mapping(profiles, name, what, "(draws, time)", 2, allow_inf=True, most=most)
+    steps = np.shape(next(iter(profiles.values())))[1]
+    for key, ratios in profiles.items():
+        check_length(ratios, f"{name}[{key!r}]", steps, 1)
+    return steps
+
+
 def plot_regimes(profiles: dict[tuple[str, float], np.ndarray]):
     """Chapter 2, experiment (a): gradient ratio against distance for W_hh = s Q.
 
-    profiles maps (nonlinearity, s) to the (time,) ratios ||dL/dh_(T-d)|| / ||dL/dh_T||; each
-    panel draws one nonlinearity, the bound s^d dashed in the same colour as its measurement.
+    profiles maps (nonlinearity, s) to the (draws, time) ratios ||dL/dh_(T-d)|| / ||dL/dh_T||
+    of several random Q; each panel draws one nonlinearity: per s the median over the draws
+    (line), their range (band) and the bound s^d (dashed), in one colour.
     """
-    check_array_mapping(profiles, "profiles", "(nonlinearity, s) to ratios (time,)",
-                        "(time,)", 1, allow_inf=True)
+    colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
+    steps = _check_draws(profiles, "profiles", "(nonlinearity, s) to ratios (draws, time)")
     for key in profiles:
         if not (isinstance(key, tuple) and len(key) == 2):
             raise TypeError(f"profiles keys must be pairs (nonlinearity, s), got {key!r}")
@@ -68,86 +85,89 @@ def plot_regimes(profiles: dict[tuple[str, float], np.ndarray]):
     fig, axes = plt.subplots(1, len(nonlinearities), figsize=(9.5, 3.8), sharey=True,
                              layout="constrained")
     axes = np.atleast_1d(axes)
-    colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
+    d = np.arange(steps)
     for ax, name in zip(axes, nonlinearities):
         scales = [s for n, s in profiles if n == name]
         for colour, s in zip(colours, scales):
-            ratios = profiles[name, s]
-            d = np.arange(len(ratios))
-            ax.plot(d, ratios, color=colour, label=f"s = {s:g}")
+            _median_and_band(ax, np.asarray(profiles[name, s]), colour, f"s = {s:g}")
             ax.plot(d, float(s) ** d, "--", color=colour, linewidth=0.9, alpha=0.8)
         _distance_axis(ax, words(f"{localised(name)} RNN, $W_{{hh}} = sQ$",
                                  f"{localised(name)} RNN，$W_{{hh}} = sQ$"))
     handles, labels = axes[0].get_legend_handles_labels()
     handles += [mpl.lines.Line2D([], [], color="0.3"),
                 mpl.lines.Line2D([], [], color="0.3", linestyle="--")]
-    labels += [words("measured", "测量值"), words("bound $s^d$", "上界 $s^d$")]
+    labels += [words("measured: median of the draws (band: range)",
+                     "测量值：各次抽取的中位数（带：范围）"),
+               words("bound $s^d$", "上界 $s^d$")]
     fig.legend(handles, labels, loc="outside right center")
     return closed_for_display(fig, alt=_regimes_alt(profiles, nonlinearities))
 
 
 def _regimes_alt(profiles: dict, nonlinearities: list) -> str:
-    """What plot_regimes shows: per panel, which curves lie on their bound, which fall, which
-    rise (their ratio at the largest distance below or above 1)."""
+    """What plot_regimes shows: per panel, whether every draw lies on its bound or below it,
+    and which median curves fall and which rise (their value at the largest distance below or
+    above 1)."""
     panels = []
     for name in nonlinearities:
         scales = [s for n, s in profiles if n == name]
-        steps = len(profiles[name, scales[0]])
+        draws, steps = np.shape(profiles[name, scales[0]])
         d = np.arange(steps)
         on_bound = all(np.allclose(profiles[name, s], float(s) ** d, rtol=1e-6)
                        for s in scales)
-        falling = joined(f"{s:g}" for s in scales if profiles[name, s][-1] < 1)
-        rising = joined(f"{s:g}" for s in scales if profiles[name, s][-1] >= 1)
+        last = {s: np.median(np.asarray(profiles[name, s])[:, -1]) for s in scales}
+        falling = joined(f"{s:g}" for s in scales if last[s] < 1)
+        rising = joined(f"{s:g}" for s in scales if last[s] >= 1)
         panels.append(words(
-            f"{localised(name)} RNN: the curves "
+            f"{localised(name)} RNN: the curves of all {draws} draws "
             + ("lie exactly on their bounds" if on_bound else "lie below their bounds")
-            + (f"; those for s = {falling} fall" if falling else "")
+            + (f"; the medians for s = {falling} fall" if falling else "")
             + (f"; those for s = {rising} rise" if rising else ""),
-            f"{localised(name)} RNN：曲线"
+            f"{localised(name)} RNN：全部 {draws} 次抽取的曲线"
             + ("与各自的上界完全重合" if on_bound else "位于各自的上界之下")
-            + (f"；s = {falling} 的曲线下降" if falling else "")
-            + (f"；s = {rising} 的曲线上升" if rising else "")))
+            + (f"；s = {falling} 的中位数曲线下降" if falling else "")
+            + (f"；s = {rising} 的中位数曲线上升" if rising else "")))
+    steps = np.shape(next(iter(profiles.values())))[1]
     return words(f"{len(panels)} panels of the gradient ratio against the distance d, up to "
-                 f"{steps - 1} steps, on a log axis, one curve per recurrent scale s with its "
-                 f"bound s^d dashed. " + ". ".join(panels) + ".",
+                 f"{steps - 1} steps, on a log axis, one colour per recurrent scale s: the "
+                 f"median over random Q (line), their range (band) and the bound s^d (dashed). "
+                 + ". ".join(panels) + ".",
                  f"{len(panels)} 幅图，对数坐标，显示梯度比值随距离 d（最多 {steps - 1} 步）的"
-                 f"变化，每个循环尺度 s 一条曲线，虚线是它的上界 s^d。" + "。".join(panels)
-                 + "。")
+                 f"变化，每个循环尺度 s 一种颜色：随机 Q 的中位数（线）、范围（带）和上界 s^d"
+                 f"（虚线）。" + "。".join(panels) + "。")
 
 
 def plot_input_scales(profiles: dict[float, np.ndarray], sigma_max: float,
                       derivatives: dict[float, np.ndarray]):
-    """Chapter 2, experiments (b) and (c): one Gaussian W_hh, inputs of several scales.
+    """Chapter 2, experiments (b) and (c): Gaussian W_hh of one gain, inputs of several scales.
 
-    profiles maps an input scale to the (time,) gradient ratios by distance; derivatives maps it
-    to the tanh'(a) values of every unit and step, whose histogram shows saturation.
+    profiles maps an input scale to the (draws, time) gradient ratios by distance of several
+    weight draws (median line, range band); sigma_max is the median sigma_max of the draws
+    (the bound sigma_max^d, dashed); derivatives maps some input scales to the tanh'(a) values
+    of every unit and step, whose histogram shows saturation.
     """
     colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
-    check_array_mapping(profiles, "profiles", "an input scale to ratios (time,)", "(time,)", 1,
-                        allow_inf=True, most=len(colours))
+    steps = _check_draws(profiles, "profiles", "an input scale to ratios (draws, time)",
+                         most=len(colours))
     check_array_mapping(derivatives, "derivatives", "an input scale to tanh'(a) values",
                         "(...)", None)
     check_keys(derivatives, "derivatives", profiles, "profiles")
     check_number("sigma_max", sigma_max, positive=True)
-    steps = len(next(iter(profiles.values())))
-    for scale, ratios in profiles.items():
-        check_length(ratios, f"profiles[{scale!r}]", steps)
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 3.8), layout="constrained")
-    measured = np.concatenate(list(profiles.values()))
     colour_of = dict(zip(profiles, colours))
     for scale, ratios in profiles.items():
-        left.plot(np.arange(len(ratios)), ratios, color=colour_of[scale],
-                  label=words(f"input scale {scale:g}", f"输入尺度 {scale:g}"))
-    d = np.arange(len(measured) // len(profiles))
+        _median_and_band(left, np.asarray(ratios), colour_of[scale],
+                         words(f"input scale {scale:g}", f"输入尺度 {scale:g}"))
+    d = np.arange(steps)
     left.plot(d, sigma_max**d, "k--", linewidth=0.9,
               label=words(rf"bound $\sigma_{{\max}}^d$ ($\sigma_{{\max}}$ = {sigma_max:.2f})",
                           rf"上界 $\sigma_{{\max}}^d$（$\sigma_{{\max}}$ = {sigma_max:.2f}）"))
+    measured = np.concatenate([np.asarray(r).ravel() for r in profiles.values()])
     left.set_ylim(0.1 * measured.min(), 10 * measured.max())
     _distance_axis(left, words("gradient ratio against distance", "梯度比值与距离"))
     left.legend(fontsize=8)
     bins = np.linspace(0, 1, 41)
     for scale, values in derivatives.items():
-        right.hist(values.ravel(), bins=bins, density=True, histtype="step", linewidth=1.5,
+        right.hist(np.ravel(values), bins=bins, density=True, histtype="step", linewidth=1.5,
                    color=colour_of[scale], label=words(f"input scale {scale:g}",
                                                        f"输入尺度 {scale:g}"))
     right.set_xlabel(words(r"$\tanh'(a)$ of a unit at a step (1 = linear, 0 = saturated)",
@@ -160,178 +180,38 @@ def plot_input_scales(profiles: dict[float, np.ndarray], sigma_max: float,
 
 
 def _input_scales_alt(profiles: dict, sigma_max: float, derivatives: dict) -> str:
-    """What plot_input_scales shows: which input scales' ratios grow and which vanish, and the
-    mean tanh'(a) of each histogram."""
-    rising = joined(f"{s:g}" for s, r in profiles.items() if r[-1] >= 1)
-    falling = joined(f"{s:g}" for s, r in profiles.items() if r[-1] < 1)
-    steps = len(next(iter(profiles.values())))
-    means = joined(words(f"{np.mean(v):.2f} at input scale {s:g}", f"输入尺度 {s:g} 时为 "
-                         f"{np.mean(v):.2f}") for s, v in derivatives.items())
+    """What plot_input_scales shows: which input scales' median ratios grow and which vanish,
+    and the mean tanh'(a) of each histogram (one decimal: in the growing regime the dynamics
+    are chaotic)."""
+    last = {s: np.median(np.asarray(r)[:, -1]) for s, r in profiles.items()}
+    rising = joined(f"{s:g}" for s in profiles if last[s] >= 1)
+    falling = joined(f"{s:g}" for s in profiles if last[s] < 1)
+    draws, steps = np.shape(next(iter(profiles.values())))
+    means = joined(words(f"{np.mean(v):.1f} at input scale {s:g}", f"输入尺度 {s:g} 时为 "
+                         f"{np.mean(v):.1f}") for s, v in derivatives.items())
     return words(
         f"Two panels. Left: the gradient ratio against the distance (up to {steps - 1} steps, "
-        f"log axis) for input scales {joined(f'{s:g}' for s in profiles)}, with the bound "
-        f"sigma_max^d (sigma_max = {sigma_max:.2f}) dashed"
+        f"log axis) for input scales {joined(f'{s:g}' for s in profiles)}, the median of "
+        f"{draws} weight draws (line) and their range (band), with the bound sigma_max^d "
+        f"(sigma_max = {sigma_max:.2f}) dashed"
         + (f"; the curves for input scales {rising} rise" if rising else "")
         + (f"; those for {falling} fall" if falling else "")
-        + f". Right: histograms, on a log axis, of tanh'(a) over all units and steps; its "
-        f"mean is {means}.",
+        + f". Right: histograms, on a log axis, of tanh'(a) over all units, steps and draws; "
+        f"its mean is {means}.",
         f"两幅图。左图：输入尺度为 {joined(f'{s:g}' for s in profiles)} 时，梯度比值随距离"
-        f"（最多 {steps - 1} 步，对数坐标）的变化，虚线是上界 σ_max^d（σ_max = "
-        f"{sigma_max:.2f}）"
+        f"（最多 {steps - 1} 步，对数坐标）的变化，线为 {draws} 次权重抽取的中位数，带为其范围，"
+        f"虚线是上界 σ_max^d（σ_max = {sigma_max:.2f}）"
         + (f"；输入尺度 {rising} 的曲线上升" if rising else "")
         + (f"；{falling} 的曲线下降" if falling else "")
-        + f"。右图：所有单元、所有步上 tanh'(a) 的直方图（对数坐标），其均值在{means}。")
-
-
-def plot_cliff(w: np.ndarray, b: np.ndarray, loss: np.ndarray, points: dict, losses: dict):
-    """Chapter 2, the cliff: log10 of the loss over a (w, b) grid with gradient-descent paths
-    (left) and the loss along each path (right).
-
-    loss has shape (len(w), len(b)); points and losses map each path's label to its (w, b) before
-    each step and after the last, (steps + 1, 2), and to the loss there, (steps + 1,).
-    """
-    check_array(w, "w", "(grid_w,)", 1)
-    check_array(b, "b", "(grid_b,)", 1)
-    check_array(loss, "loss", "(len(w), len(b))", 2, allow_inf=True)
-    check_length(loss, "loss", len(w), 0)
-    check_length(loss, "loss", len(b), 1)
-    check_array_mapping(points, "points", "a label to (w, b) points (steps + 1, 2)",
-                        "(steps + 1, 2)", 2, most=2)
-    check_array_mapping(losses, "losses", "a label to losses (steps + 1,)", "(steps + 1,)", 1,
-                        allow_inf=True)
-    check_keys(points, "points", losses, "losses")
-    for label, path_points in points.items():
-        check_length(path_points, f"points[{label!r}]", 2, 1)
-        check_length(losses[label], f"losses[{label!r}]", len(path_points))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4), width_ratios=(1.25, 1),
-                                      layout="constrained")
-    image = left.pcolormesh(w, b, np.log10(loss).T, cmap="viridis", shading="auto",
-                            rasterized=True)
-    fig.colorbar(image, ax=left, label=words(r"$\log_{10}$ loss", r"$\log_{10}$ 损失"))
-    colours = ["#D55E00", "black"]
-    for colour, label in zip(colours, points):
-        path_points = np.asarray(points[label])
-        left.plot(path_points[:, 0], path_points[:, 1], ".-", color=colour, markersize=3,
-                  linewidth=1, label=localised(label))
-        outside = ~((w[0] <= path_points[:, 0]) & (path_points[:, 0] <= w[-1])
-                    & (b[0] <= path_points[:, 1]) & (path_points[:, 1] <= b[-1]))
-        if outside.any():
-            k = int(np.argmax(outside))
-            w_k, b_k = path_points[k]
-            text = words(f"step {k} jumps to\n(w, b) = ({w_k:.0f}, {b_k:.0f})",
-                         f"第 {k} 步跳到\n(w, b) = ({w_k:.0f}, {b_k:.0f})")
-            if outside[k:].all():
-                text += words("\nand never comes back", "\n再也没有回来")
-            left.annotate(text, xy=path_points[k - 1], xytext=(0.55, 0.85),
-                          textcoords="axes fraction",
-                          color=colour, fontsize=8,
-                          arrowprops={"arrowstyle": "->", "color": colour},
-                          bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
-        right.plot(np.asarray(losses[label]), color=colour, label=localised(label))
-    left.plot(*np.asarray(next(iter(points.values())))[0], "*", color="white",
-              markeredgecolor="black", markersize=12, label=words("start", "起点"))
-    left.set_xlim(w[0], w[-1])
-    left.set_ylim(b[0], b[-1])
-    left.set_xlabel(words("recurrent weight w", "循环权重 w"))
-    left.set_ylabel(words("bias b", "偏置 b"))
-    left.set_title(words(r"loss $(x_{50} - 0.7)^2$ of $x_t = w\,\sigma(x_{t-1}) + b$",
-                         r"$x_t = w\,\sigma(x_{t-1}) + b$ 的损失 $(x_{50} - 0.7)^2$"))
-    left.legend(loc="lower left", fontsize=8, facecolor="0.85", frameon=True)
-    left.grid(False)
-    right.set(yscale="log", xlabel=words("gradient-descent step", "梯度下降的步数"),
-              ylabel=words("loss", "损失"), title=words("loss along each path", "沿每条路径的损失"))
-    right.legend(fontsize=8)
-    return closed_for_display(fig, alt=_cliff_alt(w, b, points, losses))
-
-
-def _cliff_alt(w: np.ndarray, b: np.ndarray, points: dict, losses: dict) -> str:
-    """What plot_cliff shows: where each path goes (the first step that leaves the plot, and
-    where to) and its final loss, as Chapter 2 glues it (.0e)."""
-    paths = []
-    for label, path_points in points.items():
-        path_points = np.asarray(path_points)
-        outside = ~((w[0] <= path_points[:, 0]) & (path_points[:, 0] <= w[-1])
-                    & (b[0] <= path_points[:, 1]) & (path_points[:, 1] <= b[-1]))
-        final = float(np.asarray(losses[label])[-1])
-        if outside.any():
-            k = int(np.argmax(outside))
-            w_k, b_k = path_points[k]
-            paths.append(words(
-                f"{localised(label)} leaves the plot at step {k}, jumping to (w, b) = "
-                f"({w_k:.0f}, {b_k:.0f}), and ends at loss {final:.0e}",
-                f"{localised(label)}在第 {k} 步离开图的范围，跳到 (w, b) = ({w_k:.0f}, "
-                f"{b_k:.0f})，最终损失为 {final:.0e}"))
-        else:
-            paths.append(words(f"{localised(label)} stays in the plot and ends at loss "
-                               f"{final:.0e}",
-                               f"{localised(label)}始终留在图中，最终损失为 {final:.0e}"))
-    return words(
-        f"Two panels. Left: a heat map of log10 of the loss over w from {w[0]:g} to {w[-1]:g} "
-        f"and b from {b[0]:g} to {b[-1]:g}, with {len(points)} gradient-descent paths from the "
-        f"same start (a star): " + "; ".join(paths) + ". Right: the loss along each path, "
-        "on a log axis.",
-        f"两幅图。左图：损失的 log10 在 w 从 {w[0]:g} 到 {w[-1]:g}、b 从 {b[0]:g} 到 "
-        f"{b[-1]:g} 上的热图，以及从同一起点（星号）出发的 {len(points)} 条梯度下降路径："
-        + "；".join(paths) + "。右图：沿每条路径的损失（对数坐标）。")
-
-
-def plot_clipping_runs(runs: dict[str, tuple[np.ndarray, np.ndarray]], threshold: float):
-    """Chapter 2, clipping in training: per-step loss (left) and gradient norm before clipping
-    (right), one colour per setting: the median over seeds (line) and the range from the 10th to
-    the 90th percentile (band). runs maps a label to (losses, grad_norms), each (seeds, steps)."""
-    colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
-    check_array_pairs(runs, "runs", ("losses", "grad_norms"), "(seeds, steps)",
-                      most=len(colours))
-    check_number("threshold", threshold, positive=True)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
-    for colour, (label, curves) in zip(colours, runs.items()):
-        for ax, values in zip((left, right), curves):
-            low, median, high = np.percentile(values, [10, 50, 90], axis=0)
-            steps = np.arange(len(median))
-            ax.fill_between(steps, low, high, color=colour, alpha=0.2, linewidth=0)
-            ax.plot(steps, median, color=colour, linewidth=1.2, label=localised(label))
-    right.axhline(threshold, color="k", linestyle="--", linewidth=0.9,
-                  label=words(f"threshold {threshold:g}", f"阈值 {threshold:g}"))
-    seeds = len(curves[0])
-    left.set(yscale="log", xlabel=words("SGD step", "SGD 步数"),
-             ylabel=words("cross-entropy loss", "交叉熵损失"),
-             title=words(f"training loss, {seeds} seeds per setting",
-                         f"训练损失，每种设置 {seeds} 个种子"))
-    right.set(yscale="log", xlabel=words("SGD step", "SGD 步数"),
-              ylabel=words("gradient norm before clipping", "裁剪前的梯度范数"),
-              title=words("gradient norm", "梯度范数"))
-    for ax in (left, right):
-        ax.legend(fontsize=8)
-    return closed_for_display(fig, alt=_clipping_alt(runs, threshold))
-
-
-def _clipping_alt(runs: dict, threshold: float) -> str:
-    """What plot_clipping_runs shows: each setting's median final loss (the mean of a run's
-    last 20 steps; the lower median of the seeds, as torch.median gives the one Chapter 2
-    glues, with one digit)."""
-    finals = []
-    for label, (losses, _) in runs.items():
-        final = np.sort(np.asarray(losses)[:, -20:].mean(1))
-        median = final[(len(final) - 1) // 2]
-        finals.append(words(f"{localised(label)}: {median:.0e}",
-                            f"{localised(label)}：{median:.0e}"))
-    seeds = len(next(iter(runs.values()))[0])
-    return words(
-        f"Two panels against the SGD step, on log axes, one colour per setting, {seeds} seeds "
-        f"each: the median over the seeds (line) and the range from the 10th to the 90th "
-        f"percentile (band). Left: the training loss; the median final loss is "
-        + "; ".join(finals) + f". Right: the gradient norm before clipping, with the "
-        f"threshold {threshold:g} dashed.",
-        f"两幅图，横轴为 SGD 步数，对数坐标，每种设置一种颜色，各 {seeds} 个种子：种子的中位数"
-        f"（线）和第 10 到第 90 百分位数的范围（带）。左图：训练损失；最终损失的中位数为"
-        + "；".join(finals) + f"。右图：裁剪前的梯度范数，虚线是阈值 {threshold:g}。")
+        + f"。右图：所有单元、所有步、所有抽取上 tanh'(a) 的直方图（对数坐标），其均值在{means}。")
 
 
 def plot_mean_field(s_grid: np.ndarray, predicted: np.ndarray, scales: np.ndarray,
-                    measured: np.ndarray, onset: float):
+                    measured: np.ndarray, onset: float, zoom: tuple[float, float]):
     """Chapter 2, "The theory that predicts the measurement": the per-step rate of the
     gradient norm against s for W_hh = s Q. predicted is the (len(s_grid),) mean-field curve,
-    measured is (len(scales), draws): one point per random Q, the mean of the draws marked."""
+    measured is (len(scales), draws): one point per random Q, the median of the draws marked.
+    The right panel repeats the values of s within ``zoom`` = (low, high), around the onset."""
     check_array(s_grid, "s_grid", "(grid,)", 1)
     check_array(predicted, "predicted", "(len(s_grid),)", 1)
     check_length(predicted, "predicted", len(s_grid))
@@ -339,40 +219,73 @@ def plot_mean_field(s_grid: np.ndarray, predicted: np.ndarray, scales: np.ndarra
     check_array(measured, "measured", "(len(scales), draws)", 2)
     check_length(measured, "measured", len(scales))
     check_number("onset", onset)
-    fig, ax = plt.subplots(layout="constrained")
-    ax.plot(s_grid, predicted, label=words(r"mean field $\sqrt{\chi}$", r"平均场 $\sqrt{\chi}$"))
-    for k in range(measured.shape[1]):
-        ax.plot(scales, measured[:, k], "o", color="C1", markersize=3, alpha=0.5,
-                label=words("measured, one $Q$ each", "测量值，每个 $Q$ 一个")
-                if k == 0 else None)
-    ax.plot(scales, measured.mean(axis=1), "x", color="C1", markersize=9,
-            label=words("measured, mean", "测量值，均值"))
-    ax.axhline(1.0, color="0.5", linewidth=0.8)
-    ax.axvline(onset, color="C2", linestyle=":",
-               label=words(f"predicted onset of growth, s = {onset:.2f}",
-                           f"预测的增长起点，s = {onset:.2f}"))
-    ax.set_xlabel(words("recurrent gain s  ($W_{hh} = sQ$)", "循环增益 s（$W_{hh} = sQ$）"))
-    ax.set_ylabel(words("per-step rate of the gradient norm", "梯度范数的每步速率"))
-    ax.set_title(words("tanh RNN, inputs of unit scale: prediction against measurement",
-                       "tanh RNN，单位尺度的输入：预测与测量"))
-    ax.legend()
+    if not (isinstance(zoom, tuple) and len(zoom) == 2):
+        raise TypeError(f"zoom must be a pair (low, high) of gains, got {type(zoom).__name__}")
+    check_number("zoom[0]", zoom[0])
+    check_number("zoom[1]", zoom[1])
+    inside = (zoom[0] <= scales) & (scales <= zoom[1])
+    if not zoom[0] < zoom[1] or not inside.any():
+        raise ValueError(f"zoom must be (low, high) with low < high around some of the scales, "
+                         f"got {zoom}")
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.8), width_ratios=(1.6, 1),
+                             layout="constrained")
+    for ax, keep in zip(axes, (np.ones_like(inside), inside)):
+        near = (s_grid >= zoom[0]) & (s_grid <= zoom[1]) if ax is axes[1] else slice(None)
+        ax.plot(s_grid[near], predicted[near],
+                label=words(r"mean field $\sqrt{\chi}$", r"平均场 $\sqrt{\chi}$"))
+        for k in range(measured.shape[1]):
+            ax.plot(scales[keep], measured[keep, k], "o", color="C1", markersize=3, alpha=0.4,
+                    label=words("measured, one $Q$ each", "测量值，每个 $Q$ 一个")
+                    if k == 0 else None)
+        ax.plot(scales[keep], np.median(measured[keep], axis=1), "x", color="C1",
+                markersize=9, label=words("measured, median", "测量值，中位数"))
+        ax.axhline(1.0, color="0.5", linewidth=0.8)
+        ax.axvline(onset, color="C2", linestyle=":",
+                   label=words(f"predicted onset of growth, s = {onset:.2f}",
+                               f"预测的增长起点，s = {onset:.2f}"))
+        ax.set_xlabel(words("recurrent gain s  ($W_{hh} = sQ$)", "循环增益 s（$W_{hh} = sQ$）"))
+    axes[0].set_ylabel(words("per-step rate of the gradient norm", "梯度范数的每步速率"))
+    axes[0].set_title(words("tanh RNN, inputs of unit scale", "tanh RNN，单位尺度的输入"))
+    axes[1].set_title(words(f"near the onset, s from {zoom[0]:g} to {zoom[1]:g}",
+                            f"增长起点附近，s 从 {zoom[0]:g} 到 {zoom[1]:g}"))
+    axes[0].legend(fontsize=8)
     return closed_for_display(fig, alt=_mean_field_alt(s_grid, predicted, scales, measured,
-                                                       onset))
+                                                       onset, zoom))
 
 
-def _mean_field_alt(s_grid, predicted, scales, measured: np.ndarray, onset: float) -> str:
-    """What plot_mean_field shows: the predicted curve's ends, how close the measured points
-    lie to it (Chapter 2 asserts within 5 %) and the predicted onset."""
-    miss = np.abs(measured / np.interp(scales, s_grid, predicted)[:, None] - 1).max()
-    close = (words("within 5 % of it", "与它相差不超过 5%") if miss < 0.05 else
+def _mean_field_alt(s_grid, predicted, scales, measured: np.ndarray, onset: float,
+                    zoom: tuple[float, float]) -> str:
+    """What plot_mean_field shows: the predicted curve's ends, how close the measured medians
+    lie to it (Chapter 2 asserts within 1 %), the predicted onset, and on which side of 1 the
+    medians near it lie where the prediction is at least 0.01 away from 1 (closer to the onset
+    ten draws cannot tell the side, and the chapter claims none)."""
+    median = np.median(measured, axis=1)
+    expected = np.interp(scales, s_grid, predicted)
+    miss = np.abs(median / expected - 1).max()
+    close = (words("within 1 % of it", "与它相差不超过 1%") if miss < 0.01 else
              words(f"up to {100 * miss:.0f} % away from it", f"与它最多相差 {100 * miss:.0f}%"))
+    order = np.argsort(scales)
+    near = (zoom[0] <= scales) & (scales <= zoom[1])
+    clear = np.abs(expected - 1) >= 0.01
+
+    def listed(where) -> str:
+        return joined(f"{s:g}" for s in scales[order][where[order]]) or words("none", "无")
+
     return words(
-        f"The per-step rate of the gradient norm against the recurrent gain s. The mean-field "
-        f"prediction rises from {predicted[0]:.2f} at s = {s_grid[0]:g} to {predicted[-1]:.2f} "
-        f"at s = {s_grid[-1]:g}; the {measured.size} measured points ({measured.shape[1]} "
-        f"random Q at each of {len(scales)} values of s) lie {close}. A horizontal line marks "
-        f"rate 1 and a dotted vertical line the predicted onset of growth, s = {onset:.2f}.",
-        f"梯度范数的每步速率随循环增益 s 的变化。平均场预测从 s = {s_grid[0]:g} 时的 "
-        f"{predicted[0]:.2f} 升到 s = {s_grid[-1]:g} 时的 {predicted[-1]:.2f}；{measured.size} "
-        f"个测量点（{len(scales)} 个 s 值，每个取 {measured.shape[1]} 个随机 Q）{close}。一条"
-        f"水平线标出速率 1，竖直点线标出预测的增长起点 s = {onset:.2f}。")
+        f"Two panels of the per-step rate of the gradient norm against the recurrent gain s. "
+        f"Left: the mean-field prediction rises from {predicted[0]:.2f} at s = {s_grid[0]:g} "
+        f"to {predicted[-1]:.2f} at s = {s_grid[-1]:g}; the medians of the measured points "
+        f"({measured.shape[1]} random Q at each of {len(scales)} values of s) lie {close}. A "
+        f"horizontal line marks rate 1 and a dotted vertical line the predicted onset of "
+        f"growth, s = {onset:.2f}. Right: the same from s = {zoom[0]:g} to {zoom[1]:g}; the "
+        f"medians lie below 1 at s = {listed(near & clear & (median < 1))} and above 1 at "
+        f"s = {listed(near & clear & (median >= 1))}; at s = {listed(near & ~clear)} the "
+        f"prediction is within 0.01 of 1.",
+        f"两幅图，显示梯度范数的每步速率随循环增益 s 的变化。左图：平均场预测从 s = "
+        f"{s_grid[0]:g} 时的 {predicted[0]:.2f} 升到 s = {s_grid[-1]:g} 时的 "
+        f"{predicted[-1]:.2f}；测量点（{len(scales)} 个 s 值，每个取 {measured.shape[1]} 个随机 "
+        f"Q）的中位数{close}。一条水平线标出速率 1，竖直点线标出预测的增长起点 s = "
+        f"{onset:.2f}。右图：s 从 {zoom[0]:g} 到 {zoom[1]:g} 的同一内容；中位数在 s = "
+        f"{listed(near & clear & (median < 1))} 时低于 1，在 s = "
+        f"{listed(near & clear & (median >= 1))} 时高于 1；s = {listed(near & ~clear)} 时"
+        f"预测值与 1 相差不到 0.01。")
