@@ -506,7 +506,7 @@ CODE_NAMES = {
     "LayerNorm", "longdep", "AttributeError", "RuntimeError", "nan",
     # chapter 6
     "SSM", "BigBird", "Performer", "FAVOR", "ValueError", "MFLOP", "MiB", "KiB", "GiB",
-    "log",
+    "log", "minGRU", "Mamba", "DeltaNet", "GLA", "mLSTM", "xLSTM", "WY", "exp",
     # chapter 7
     "SHA",
 }

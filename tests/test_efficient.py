@@ -605,6 +605,9 @@ def test_summary_tables_show_measures_in_both_languages():
     assert "2.5e-01 (2.0e-01–3.0e-01)" in text and "0 (exactly)" in text
     assert "2 / 4" in text and "not measured" in text and "未测量" in text
     assert "pairs recalled after 100 / 400 steps" in text
+    named = learning_table(learning, 3, [100, 400], {"LSTM": Bilingual("my LSTM", "我的 LSTM")})
+    assert "my LSTM" in named.text("en") and "我的 LSTM" in named.text("zh")
+    assert "tanh RNN" in named.text("en"), "a model without a label keeps its name"
     assert spread_text(stats.spread([1e-3])).en == "1.0e-03 (1.0e-03–1.0e-03)"
     assert spread_text(stats.spread([0.0])).zh == "0（恰好为零）"
     with pytest.raises(TypeError, match="measures must be"):

@@ -97,6 +97,11 @@ IGNORED = {
             "the exercise's mean MQAR accuracies over ten seeds, in the second digit, move "
             "with the last bits of the arithmetic (measured: 0.95 vs 0.96); the next "
             "(remove-cell) cell asserts the comparison with a margin",
+        "# nbval-ignore-output: training is chaotic (another processor's last bits change every":
+            "the delta rule against the additive write on MQAR with reassigned keys, trained 200 "
+            "steps over ten seeds: a seed near the 0.85 threshold can cross it and the medians "
+            "and ranges move in their second digit with the last bits of the arithmetic; the "
+            "next (remove-cell) cell asserts the claims with margins",
     },
     "07_real_text.ipynb": {
         "def seeds(values, digits=2):  # the range over seeds":
