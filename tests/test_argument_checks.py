@@ -5,7 +5,7 @@ error naming the argument."""
 import numpy as np
 import pytest
 import torch
-from longdep.experiments import attention, summary
+from longdep.experiments import attention, summary_recall
 from longdep.plots import attention as attention_plots
 from longdep.plots import efficient as efficient_plots
 
@@ -73,12 +73,17 @@ def test_chapter_4_experiments_still_run_on_good_arguments():
      "at least two masks"),
     (lambda: efficient_plots.plot_performer_errors([4, 16], {"a": np.ones((3, 2))}),
      ValueError, r"errors\['a'\] must be a non-empty array"),
-    (lambda: efficient_plots.plot_model_gradients({}, 3), ValueError,
+    (lambda: efficient_plots.plot_model_gradients({}, 3, 1), ValueError,
      "ratios must hold at least one curve"),
-    (lambda: efficient_plots.plot_model_gradients({"a": ARRAY}, -1), ValueError,
+    (lambda: efficient_plots.plot_model_gradients({"a": np.ones((2, 5))}, -1, 1), ValueError,
      "reach must be a non-negative int"),
-    (lambda: efficient_plots.plot_mqar([4, 8], {"a": np.ones((2, 2))}, 1.5, 16), ValueError,
-     "chance must be between 0 and 1"),
+    (lambda: efficient_plots.plot_model_gradients({"a": np.ones((2, 5))}, 3, 5), ValueError,
+     "distance must be an int from 1 to 4"),
+    (lambda: efficient_plots.plot_mqar([4, 8], {"a": np.ones((2, 2, 2))}, [1, 2], 1.5, 16, 4),
+     ValueError, "chance must be between 0 and 1"),
+    (lambda: efficient_plots.plot_mqar([4, 8], {"a": np.ones((2, 2, 2))}, [1, 2], 0.5, 16, 4,
+                                       {"a": ["2"]}),
+     ValueError, "recalled must give every model of accuracies one label per budget"),
 ])
 def test_figures_check_their_arguments(call, error, message):
     with pytest.raises(error, match=message):
@@ -87,6 +92,6 @@ def test_figures_check_their_arguments(call, error, message):
 
 def test_key_recall_seed_accuracies_checks_its_arguments():
     with pytest.raises(ValueError, match="name must be one of"):
-        summary.key_recall_seed_accuracies("GRU", 5)
+        summary_recall.key_recall_seed_accuracies("GRU", 5)
     with pytest.raises(ValueError, match="seeds must hold at least 1 ints"):
-        summary.key_recall_seed_accuracies("LSTM", 5, seeds=[])
+        summary_recall.key_recall_seed_accuracies("LSTM", 5, seeds=[])

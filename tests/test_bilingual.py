@@ -200,20 +200,23 @@ def test_a_name_the_chapter_passes_is_drawn_in_the_language_of_the_figure():
     of each language; the figure's own words come with it."""
     from longdep.plots.efficient import plot_mqar
 
-    accuracies = {book.Bilingual("linear attention", "线性注意力"): np.full((2, 3), 0.8),
-                  "LSTM": np.full((2, 3), 0.1)}
+    linear = book.Bilingual("linear attention", "线性注意力")
+    accuracies = {linear: np.full((2, 2, 3), 0.8), "LSTM": np.full((2, 2, 3), 0.1)}
+    recalled = {linear: ["2", book.Bilingual("8 (the most tried)", "8（所试的最大值）")],
+                "LSTM": [book.Bilingual("fewer than 2", "不到 2")] * 2}
     drawn = {}
     for language in ("en", "zh"):
         with style.in_language(language):
-            fig = plot_mqar([2, 4, 8], accuracies, 0.0625, 16, recalled=0.7)
+            fig = plot_mqar([2, 4, 8], accuracies, [100, 400], 0.0625, 16, 4, recalled)
         drawn[language] = (fig.axes[0].get_legend(), style.alt_text(fig))
     (en_legend, en_alt), (zh_legend, zh_alt) = drawn["en"], drawn["zh"]
     assert [t.get_text() for t in en_legend.get_texts()] == [
-        "linear attention", "LSTM", "chance (0.0625)"]
+        "linear attention", "LSTM", "chance (0.0625)", "$d_k$ = 4 pairs"]
     assert [t.get_text() for t in zh_legend.get_texts()] == ["线性注意力", "LSTM",
-                                                            "随机猜测（0.0625）"]
-    assert "linear attention 8; LSTM fewer than 2" in en_alt
-    assert "线性注意力 8 对；LSTM 不到 2 对" in zh_alt, "a space between Latin and Chinese"
+                                                            "随机猜测（0.0625）", "$d_k$ = 4 对"]
+    assert ("after 400 steps, linear attention 8 (the most tried); LSTM fewer than 2"
+            in en_alt)
+    assert "训练 400 步后，线性注意力：8（所试的最大值）；LSTM：不到 2" in zh_alt
 
 
 def test_the_figures_lists_and_spaces_follow_each_languages_typography():
@@ -227,8 +230,8 @@ def test_the_figures_lists_and_spaces_follow_each_languages_typography():
         "tanh RNN 的梯度为 1e-03，W_hh（32 单元）"
 
 
-def test_the_mqar_figure_checks_its_threshold():
+def test_the_mqar_figure_checks_its_labels():
     from longdep.plots.efficient import plot_mqar
 
-    with pytest.raises(ValueError, match="recalled must be between 0 and 1, got 70"):
-        plot_mqar([2, 4], {"a": np.ones((2, 2))}, 0.1, 16, recalled=70)
+    with pytest.raises(ValueError, match="recalled must give every model of accuracies"):
+        plot_mqar([2, 4], {"a": np.ones((2, 2, 2))}, [100, 400], 0.1, 16, 4, {"a": ["2"]})

@@ -489,6 +489,7 @@ BILINGUAL_CHAPTERS = [
     "book/03_lstm.html",
     "book/04_transformer.html",
     "book/05_mini_transformer.html",
+    "book/06_beyond_quadratic.html",
     "book/07_real_text.html",
 ]
 # Latin words a Chinese output may keep: names of code and of libraries, as the prose keeps them.
@@ -503,6 +504,9 @@ CODE_NAMES = {
     "sigmoid", "diag", "inf", "NaN", "SGD", "LRU",
     # chapter 5
     "LayerNorm", "longdep", "AttributeError", "RuntimeError", "nan",
+    # chapter 6
+    "SSM", "BigBird", "Performer", "FAVOR", "ValueError", "MFLOP", "MiB", "KiB", "GiB",
+    "log", "minGRU", "Mamba", "DeltaNet", "GLA", "mLSTM", "xLSTM", "WY", "exp",
     # chapter 7
     "SHA",
 }

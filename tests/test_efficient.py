@@ -3,8 +3,10 @@ equality the chapter states, and clear errors."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
+from longdep import stats
 from longdep.book import Bilingual, Table
 from longdep.experiments import summary
 from longdep.experiments.attention import fewest_layers, performer_errors, random_mask_path_lengths
@@ -16,21 +18,31 @@ from longdep.experiments.attention_costs import (
     crossover_phrase,
     decoding_costs,
     fused_scratch_mib,
+    kv_attention_flops,
+    kv_cache_bytes,
 )
 from longdep.experiments.registry import KIND, ORDER_BLIND, ModelShape
 from longdep.experiments.summary import (
     SUMMARY_MODELS,
-    ModelMeasures,
+    LearningMeasures,
     big_o,
+    cost_table,
     gradient_path_factors,
+    gradient_ratio_draws,
     gradient_ratios,
-    key_out_of_reach,
-    key_recall_accuracy,
+    learning_table,
+    model_name,
     path_length,
-    recall_outcome,
     sequential_depths,
+    spread_text,
     state_transition_factors,
-    summary_table,
+)
+from longdep.experiments.summary_recall import (
+    key_out_of_reach,
+    key_recall_seed_accuracies,
+    recall_core,
+    recall_counts,
+    verdict,
 )
 from longdep.measure.cost import (
     crossover_length,
@@ -334,6 +346,24 @@ def test_matmul_flops_and_graph_depth_count_exactly():
         graph_depth(torch.ones(2))
 
 
+@pytest.mark.parametrize("entries, rounds", [(0, 1), (1, 1), (2, 1), (16, 4), (17, 5), (33, 6)])
+def test_a_cumulative_sum_counts_the_rounds_of_a_parallel_prefix_sum(entries, rounds):
+    x = torch.ones(3, entries, requires_grad=True)
+    assert graph_depth(x.cumsum(1)) == 1 + rounds  # the leaf's accumulator, then the scan
+    assert graph_depth(x.cumprod(1)) == 1 + rounds
+    assert graph_depth(x.cumsum(0)) == graph_depth(x.cumsum(-2)) == 1 + 2  # 3 entries
+
+
+def test_a_running_sum_is_a_scan_whichever_way_it_is_written():
+    depths = {"cumsum": [], "scan": []}
+    for n in (16, 32, 64, 128):
+        b = torch.ones(1, n, 1, requires_grad=True)
+        depths["cumsum"].append(graph_depth(b.cumsum(1)))
+        depths["scan"].append(graph_depth(parallel_scan(torch.ones(1, n, 1), b)))
+    for row in depths.values():  # a constant number of rounds more per doubling: log T
+        assert len(set(np.diff(row))) == 1 and np.diff(row)[0] > 0
+
+
 def test_fits_and_growth_labels():
     lengths = [8, 16, 32, 64]
     assert fitted_exponent(lengths, [3 * n**2 for n in lengths]) == pytest.approx(2)
@@ -367,12 +397,30 @@ def test_crossover_is_where_first_stays_above_and_nan_without_one():
 
 def test_crossover_phrase_says_where_or_that_there_is_none_in_range():
     lengths = [32, 64, 128]
-    assert crossover_phrase(lengths, [1, 4, 16], [2, 4, 8]) == "at about T = 64"
-    assert crossover_phrase(lengths, [1, 2, 3], [2, 4, 8]) \
-        == "beyond the timed range (T > 128)"
-    assert crossover_phrase(lengths, [3, 6, 9], [2, 4, 8], "counted") \
-        == "below the counted range (T < 32)"
-    assert crossover_phrase(lengths, [1.0, 1.0, 4.0], [2.0, 2.0, 2.0]) == "at about T = 91"
+    at = crossover_phrase(lengths, [1, 4, 16], [2, 4, 8])
+    assert (at.en, at.zh) == ("at about T = 64", "约在 T = 64 处")
+    beyond = crossover_phrase(lengths, [1, 2, 3], [2, 4, 8])
+    assert (beyond.en, beyond.zh) == ("beyond the timed range (T > 128)",
+                                      "在计时范围之外（T > 128）")
+    below = crossover_phrase(lengths, [3, 6, 9], [2, 4, 8])
+    assert (below.en, below.zh) == ("below the timed range (T < 32)", "在计时范围之下（T < 32）")
+    assert crossover_phrase(lengths, [1.0, 1.0, 4.0], [2.0, 2.0, 2.0]).en == "at about T = 91"
+
+
+def test_kv_cache_formulas_count_what_a_decoding_step_reads_and_does():
+    lengths = [64, 128, 256]
+    decoding = decoding_costs(lengths, features=32)
+    kind = "softmax attention (KV cache)"
+    # one layer, one head of width 32, float32: the cache of the T - 1 earlier tokens
+    assert decoding.state_bytes[kind] == [kv_cache_bytes(1, 1, 32, n - 1, bytes_per_number=4)
+                                          for n in lengths]
+    assert decoding.flops[kind] == [kv_attention_flops(1, 1, 32, n) for n in lengths]
+    # shared keys and values shrink the cache by heads / kv_heads, not the FLOPs
+    assert kv_cache_bytes(96, 96, 128, 2048) == 12 * kv_cache_bytes(96, 8, 128, 2048)
+    assert kv_cache_bytes(4, 2, 8, 16, batch=3, bytes_per_number=4) == 2 * 4 * 2 * 8 * 16 * 3 * 4
+    assert kv_attention_flops(96, 96, 128, 2048) == 2 * kv_cache_bytes(96, 96, 128, 2048, 1, 1)
+    with pytest.raises(ValueError, match="kv_heads must be at least 1"):
+        kv_cache_bytes(1, 0, 8, 16)
 
 
 def test_interleaved_seconds_times_every_call_in_rounds():
@@ -495,44 +543,79 @@ def test_book_models_map_embeddings_to_the_shared_width_and_measure():
     assert rnn_depths[1] > rnn_depths[0] == sequential_depths("tanh RNN", [4], shape)[0]
 
 
-def test_key_recall_outcomes_and_the_key_out_of_reach():
-    assert recall_outcome(0.95, 0.125) == "solved" and recall_outcome(0.2, 0.125) == "at chance"
-    assert recall_outcome(0.6, 0.125) == "partly (0.6)"
+def test_key_recall_counts_verdicts_and_the_key_out_of_reach():
+    accuracies = torch.tensor([1.0] * 8 + [0.5, 0.1], dtype=torch.float64)
+    solved, beats = recall_counts(accuracies, 40)  # the order-blind bound at 40 is 0.21
+    assert (solved.successes, beats.successes, solved.trials) == (8, 9, 10)
+    word, none = verdict(beats), verdict(solved)  # 9 of 10: "mostly"; 8 of 10: no word
+    assert word.en == "mostly (9 of 10 seeds, interval 0.60–0.98)"
+    assert word.zh == "大多（10 个种子中 9 个，区间 0.60–0.98）"
+    assert none.en == "in 8 of 10 seeds (interval 0.49–0.94)"
     shape = ModelShape(width=8, d_ff=8, window=4)
     # one layer, a window of 4 keys: the query sees 3 steps back, not 4
     assert key_out_of_reach("sliding-window attention", 4, shape)
     assert not key_out_of_reach("sliding-window attention", 3, shape)
     for name in ("tanh RNN", "LSTM", "Transformer (softmax attention)", "selective SSM"):
         assert not key_out_of_reach(name, 20, shape)
+    with pytest.raises(ValueError, match="accuracies must be a non-empty"):
+        recall_counts(torch.ones(2, 2), 40)
 
 
-def test_training_cores_are_the_torch_twins_of_the_recurrent_models():
+def test_recall_cores_return_the_full_models_last_position():
     shape = ModelShape(width=8, d_ff=8, window=4)
-    assert isinstance(KIND["tanh RNN"].training_core(shape), torch.nn.RNN)
-    lstm = KIND["LSTM"].training_core(shape)
-    assert isinstance(lstm, torch.nn.LSTM)
-    forget = lstm.bias_ih_l0[8:16] + lstm.bias_hh_l0[8:16]  # gate order i, f, g, o
-    assert torch.allclose(forget, torch.full((8,), shape.forget_bias))
-    x = torch.randn(2, 5, shape.input_size)
-    assert KIND["linear attention"].training_core(shape)(x).shape == (2, 5, 8)
+    x = torch.randn(2, 6, shape.input_size)
+    for name in ("tanh RNN", "LSTM", "Transformer (softmax attention)", "linear attention",
+                 "selective SSM", ORDER_BLIND):
+        torch.manual_seed(0)
+        full = KIND[name].build(shape)
+        torch.manual_seed(0)
+        core = recall_core(name, shape)
+        outputs, mine = full(x), core(x)
+        last = (outputs[0] if isinstance(outputs, tuple) else outputs)[:, -1]
+        mine = mine[0] if isinstance(mine, tuple) else mine
+        torch.testing.assert_close(mine[:, -1], last, rtol=0, atol=1e-6)
+        assert not isinstance(core, torch.nn.RNNBase)  # vmap batches it
+    assert recall_core("Transformer (softmax attention)", shape).last_only
+    with pytest.raises(ValueError, match="name must be one of"):
+        recall_core("GRU", shape)
 
 
-def test_summary_table_shows_measures_as_text_and_html():
-    measures = {"model A": ModelMeasures(cost_exponent=1.98, depths=[5, 5, 5],
-                                         path_lengths=[4, 8, 16], gradient_factors=17,
-                                         gradient_ratio=0.0, gradient_ratio_from_one=0.25,
-                                         key_recall="solved", pairs_recalled="8")}
-    table = summary_table(measures, [4, 8, 16], distance=3, mqar_width=16)
+def test_model_names_in_both_languages():
+    assert (model_name("selective SSM").en, model_name("selective SSM").zh) == (
+        "selective SSM", "选择性 SSM")
+    assert all(model_name(name).zh for name in SUMMARY_MODELS)
+    with pytest.raises(ValueError, match="name must be one of"):
+        model_name("GRU")
+
+
+def test_summary_tables_show_measures_in_both_languages():
+    measures = {"LSTM": dict(cost_exponent=1.98, depths=[5, 6, 7], path_lengths=[4, 8, 16],
+                             gradient_factors=17)}
+    table = cost_table(measures, [4, 8, 16], [4, 8, 16])
     text = repr(table)
-    assert "O(T²) (1.98)" in text and "16, O(T)" in text and "0 (exactly)" in text
-    assert "solved" in text and "2.5e-01" in text and " 17 " in text
-    assert "pairs recalled at width 16" in text and "(to d = 1)" in text
-    assert "pairs recalled" not in repr(summary_table(measures, [4, 8, 16], distance=3))
+    assert "O(T²) (1.98)" in text and "16, O(T)" in text and "O(log T)" in text
+    assert " 17" in text and "path length at T = 16" in text and "T = 16 时的路径长度" in text
+    assert "<td>O(log T)</td>" in table._repr_html_()
+    spread = stats.spread([0.2, 0.25, 0.3])
+    learning = {"LSTM": LearningMeasures(spread, stats.spread([0.0, 0.0]),
+                                         Bilingual("9/10", "9/10"),
+                                         (Bilingual("2", "2"), Bilingual("4", "4"))),
+                "tanh RNN": LearningMeasures(spread, spread, Bilingual("0/10", "0/10"))}
+    text = repr(learning_table(learning, 3, [100, 400]))
+    assert "2.5e-01 (2.0e-01–3.0e-01)" in text and "0 (exactly)" in text
+    assert "2 / 4" in text and "not measured" in text and "未测量" in text
+    assert "pairs recalled after 100 / 400 steps" in text
+    named = learning_table(learning, 3, [100, 400], {"LSTM": Bilingual("my LSTM", "我的 LSTM")})
+    assert "my LSTM" in named.text("en") and "我的 LSTM" in named.text("zh")
+    assert "tanh RNN" in named.text("en"), "a model without a label keeps its name"
+    assert spread_text(stats.spread([1e-3])).en == "1.0e-03 (1.0e-03–1.0e-03)"
+    assert spread_text(stats.spread([0.0])).zh == "0（恰好为零）"
     with pytest.raises(TypeError, match="measures must be"):
-        summary_table({"model A": "solved"}, [4, 8, 16], distance=3)
+        cost_table({"model A": "solved"}, [4, 8, 16], [4, 8, 16])
+    with pytest.raises(TypeError, match="measures must be"):
+        learning_table({"model A": "solved"}, 3, [100, 400])
     with pytest.raises(ValueError, match="distance must be"):
-        summary_table(measures, [4, 8, 16], distance=0)
-    assert "<td>O(1)</td>" in table._repr_html_() and "path length at T = 16" in text
+        learning_table(learning, 0, [100, 400])
     with pytest.raises(ValueError, match="one cell per column"):
         Table(["a", "b"], [["1"]])
 
@@ -555,9 +638,13 @@ def test_the_order_blind_control_trains_on_key_recall_and_other_names_raise():
     core = KIND[ORDER_BLIND].training_core()
     assert isinstance(core, BagOfTokens) and core.last_only  # as key recall trains it elsewhere
     with pytest.raises(ValueError, match="name must be one of"):
-        key_recall_accuracy("GRU", 5)
+        key_recall_seed_accuracies("GRU", 5)
     with pytest.raises(ValueError, match="distance must be at least 1, got 0"):
-        key_recall_accuracy(ORDER_BLIND, 0)
+        key_recall_seed_accuracies(ORDER_BLIND, 0)
+    ratios = gradient_ratio_draws("linear attention", 6, ModelShape(width=8, d_ff=8), draws=3)
+    assert ratios.shape == (3, 6) and (ratios[:, 0] == 1).all()
+    assert torch.equal(ratios[2], gradient_ratios("linear attention", 6,
+                                                  ModelShape(width=8, d_ff=8), seed=2))
 
 
 @pytest.mark.parametrize("call, error, message", [
@@ -576,8 +663,8 @@ def test_the_order_blind_control_trains_on_key_recall_and_other_names_raise():
     (lambda: KIND["LSTM"].build(input_size=0), ValueError, "input_size must be an int"),
     (lambda: sequential_depths("GRU", [4]), ValueError, "model must be one of"),
     (lambda: gradient_ratios("LSTM", 1), ValueError, "steps must be at least 2"),
-    (lambda: recall_outcome(1.5, 0.125), ValueError, "accuracy must be between 0 and 1"),
-    (lambda: recall_outcome(0.5, 0.0), ValueError, "chance must be between 0 and 1"),
+    (lambda: gradient_ratio_draws("LSTM", 4, draws=0), ValueError, "draws must be at least 1"),
+    (lambda: verdict((3, 10)), TypeError, "counted must be a Count"),
     (lambda: key_out_of_reach("LSTM", 0), ValueError, "distance must be at least 1"),
     (lambda: big_o(2), TypeError, "label must be a str"),
     (lambda: decoding_costs([1, 4]), ValueError, "lengths\\[0\\] must be at least 2, got 1"),
@@ -602,15 +689,19 @@ def test_calls_in_worker_processes_return_what_they_return_here():
         in_worker_processes({"a": (performer_errors, [q, k, v])})
 
 
-def test_key_recall_runs_keeps_single_and_seeded_apart(monkeypatch):
+def test_key_recall_runs_trains_every_model_on_the_cores(monkeypatch):
+    import longdep.experiments.summary_recall as summary_recall
     calls = []
-    monkeypatch.setattr(summary, "over_cores", lambda function, points: calls.append(
-        (function, points)) or {point: point[0] for point in points})
-    single, seeded = summary.key_recall_runs(["tanh RNN"], ["LSTM"], 5)
-    assert single == {"tanh RNN": "tanh RNN"} and seeded == {"LSTM": "LSTM"}
-    function, points = calls[0]
-    assert function is summary.key_recall_result
-    assert {point[0]: point[-1] for point in points} == {"tanh RNN": False, "LSTM": True}
+    monkeypatch.setattr(summary_recall, "over_cores", lambda function, points, cost: calls.append(
+        (function, points, cost)) or {point: point[0] for point in points})
+    runs = summary_recall.key_recall_runs(["tanh RNN", "selective SSM"], 5)
+    assert runs == {"tanh RNN": "tanh RNN", "selective SSM": "selective SSM"}
+    function, points, cost = calls[0]
+    assert function is key_recall_seed_accuracies and [p[0] for p in points] == [
+        "tanh RNN", "selective SSM"]
+    assert cost(points[1]) > cost(points[0])  # the SSM is the costliest
+    with pytest.raises(ValueError, match="name must be one of"):
+        summary_recall.key_recall_runs(["GRU"], 5)
 
 
 def test_over_cores_returns_every_point_in_order_whatever_the_cost_order():
@@ -623,13 +714,22 @@ def test_over_cores_returns_every_point_in_order_whatever_the_cost_order():
 def test_counted_measures_are_the_summary_tables_counts():
     from longdep.experiments.summary import counted_measures, counted_measures_of
     shape = ModelShape(input_size=8, width=8, d_ff=16, window=3)
-    counted = counted_measures("tanh RNN", [4, 8], [16, 32], shape)
+    counted = counted_measures("tanh RNN", [4, 8], [16, 32], shape, depth_lengths=[8, 16, 32])
     assert counted["path_lengths"] == [4, 8] and counted["gradient_factors"] == 8
-    assert ModelMeasures(**counted, gradient_ratio=0.0, gradient_ratio_from_one=0.0,
-                         key_recall="solved").depths == counted["depths"]
+    assert len(counted["depths"]) == 3 and counted["depths"][2] > counted["depths"][1]
+    assert counted_measures("tanh RNN", [4, 8], [16, 32], shape)["depths"] == \
+        sequential_depths("tanh RNN", [4, 8], shape), "depths at the path lengths by default"
     names = ["tanh RNN", "linear attention"]
-    assert counted_measures_of(names, [4, 8], [16, 32], shape) == {
-        name: counted_measures(name, [4, 8], [16, 32], shape) for name in names}
+    assert counted_measures_of(names, [4, 8], [16, 32], shape, [8, 16]) == {
+        name: counted_measures(name, [4, 8], [16, 32], shape, [8, 16]) for name in names}
+
+
+def test_linear_attention_and_the_ssm_need_the_same_rounds_class():
+    shape = ModelShape(input_size=8, width=8, d_ff=16, state_size=2)
+    lengths = [128, 256, 512]
+    for name in ("linear attention", "selective SSM"):
+        assert growth_label(lengths, sequential_depths(name, lengths, shape)) == "log T"
+    assert growth_label(lengths, sequential_depths("tanh RNN", lengths, shape)) == "T"
 
 
 def test_the_joined_summary_prints_the_summary_tables_counted_cells():
@@ -646,10 +746,8 @@ def test_the_joined_summary_prints_the_summary_tables_counted_cells():
     assert "16, O(T)" in text and "O(T) (1.00)" in text and "4–8" in text
     assert "path length at T = 16" in text and "T = 16 时的路径长度" in text
     assert "线性注意力" in text and "距离" in text
-    measures = {name: ModelMeasures(**m, gradient_ratio=0.5, gradient_ratio_from_one=0.5,
-                                    key_recall="solved") for name, m in counted.items()}
-    in_summary = repr(summary_table(measures, [4, 8, 16], distance=3))
-    assert all(cell in in_summary for cell in ("16, O(T)", "O(T) (1.00)", "1, O(1)"))
+    in_costs = repr(summary.cost_table(counted, [4, 8, 16], [4, 8, 16]))
+    assert all(cell in in_costs for cell in ("16, O(T)", "O(T) (1.00)", "1, O(1)"))
     with pytest.raises(ValueError, match="counted and column must be dicts of the same models"):
         summary.joined_summary_table(counted, [4, 8, 16], ("a", "甲"), {"LSTM": "1"})
 

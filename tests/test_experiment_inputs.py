@@ -14,6 +14,7 @@ import pytest
 import torch
 from longdep import book
 from longdep.experiments import (
+    attention_costs,
     clipping,
     depth,
     distance,
@@ -22,14 +23,17 @@ from longdep.experiments import (
     init_gradients,
     mean_field,
     mini_transformer,
+    mqar,
     order,
     recurrences,
     rnn,
     softmax_fading,
     state_writes,
+    summary_recall,
     vanishing,
     warmup,
 )
+from longdep.models.heads import PairRecallClassifier
 from longdep.models.lru import LRU
 from longdep.models.rnn import ElmanRNN
 from longdep.plots import clipping as clipping_plots
@@ -56,7 +60,8 @@ def closed_figure():
 
 
 ARRAY = np.ones(5)
-RUNS = {("DeltaNet", "reassigned"): state_writes.PairRecallRuns(torch.ones(10), torch.ones(10, 3))}
+RUNS = {("DeltaNet", mqar.MQARSetting(pair_counts=(4,), task="reassigned")):
+        mqar.MQARRun(torch.ones(2, 10, 1), torch.ones(10, 3))}
 WRITE_RECALLS = {(reassigned, write): np.full((3, 2), 0.5) for reassigned in (True, False)
                  for write in ("delta", "additive")}
 DRAWS = np.ones((3, 5))  # (draws, time)
@@ -459,16 +464,8 @@ BAD_INPUTS = [
      ValueError, "beta must be finite, got nan"),
     ("write_recall_grid", lambda: state_writes.write_recall_grid([8, 0]),
      ValueError, r"key_counts\[1\] must be at least 1, got 0"),
-    ("pair_recall_runs", lambda: state_writes.pair_recall_runs("LSTM", "distinct", 2),
-     ValueError, "name must be a mixer model of the registry, got 'LSTM'"),
-    ("pair_recall_runs", lambda: state_writes.pair_recall_runs("DeltaNet", "shuffled", 2),
-     ValueError, r"task must be one of \['distinct', 'reassigned'\], got 'shuffled'"),
-    ("pair_recall_runs", lambda: state_writes.pair_recall_runs("DeltaNet", "distinct", 17),
-     ValueError, r"pairs must be in \[1, 16\], got 17"),
-    ("pair_recall_grid", lambda: state_writes.pair_recall_grid(["DeltaNet"], 2),
-     TypeError, "runs must be a non-empty list of \\(model, task\\) pairs, got list"),
     ("pair_recall_table", lambda: state_writes.pair_recall_table({}, 0.9),
-     TypeError, "runs must be a non-empty dict of PairRecallRuns, got dict"),
+     TypeError, r"runs must be a non-empty dict \{\(model, MQARSetting of one count"),
     ("pair_recall_table", lambda: state_writes.pair_recall_table(RUNS, 1.5),
      ValueError, r"solved must be in \[0, 1\], got 1.5"),
     ("plot_recurrence_gradients",
@@ -483,6 +480,75 @@ BAD_INPUTS = [
     ("plot_write_rules",
      lambda: recurrence_plots.plot_write_rules([8, 16], WRITE_RECALLS, 0),
      ValueError, "key_size must be a positive int, got 0"),
+    # Chapter 6's drivers
+    ("MQARSetting", lambda: mqar.MQARSetting(width=10, num_heads=4),
+     ValueError, "num_heads must divide width"),
+    ("kept_at", lambda: mqar.kept_at(-1, 2), ValueError, "step must be at least 0, got -1"),
+    ("held_out_accuracies",
+     lambda: mqar.held_out_accuracies(PairRecallClassifier(torch.nn.Identity(), 4, 4, 3), [],
+                                      mqar.MQARSetting()),
+     ValueError, r"parameters must hold one dict of parameters per seed \(10\)"),
+    ("mqar_training", lambda: mqar.mqar_training("tanh RNN"),
+     ValueError, "name must be a mixer model of the registry"),
+    ("mqar_runs", lambda: mqar.mqar_runs([("GRU", mqar.MQARSetting())]),
+     ValueError, "name must be a mixer model of the registry"),
+    ("MQARSetting", lambda: mqar.MQARSetting(task="shuffled"),
+     ValueError, r"task must be one of \['distinct', 'reassigned'\], got 'shuffled'"),
+    ("recall_counts", lambda: mqar.recall_counts(torch.ones(3)),
+     ValueError, "accuracies must be a non-empty"),
+    ("pairs_recalled", lambda: mqar.pairs_recalled([8, 4], torch.ones(2, 2)),
+     ValueError, "pair_counts must be increasing"),
+    ("recall_core", lambda: summary_recall.recall_core("GRU"), ValueError, "name must be one of"),
+    ("key_recall_seed_accuracies", lambda: summary_recall.key_recall_seed_accuracies("LSTM", 0),
+     ValueError, "distance must be at least 1, got 0"),
+    ("key_recall_runs", lambda: summary_recall.key_recall_runs(["GRU"], 5),
+     ValueError, "name must be one of"),
+    ("key_out_of_reach", lambda: summary_recall.key_out_of_reach("LSTM", 0),
+     ValueError, "distance must be at least 1"),
+    ("verdict", lambda: summary_recall.verdict((3, 10)), TypeError, "counted must be a Count"),
+    ("kind_name", lambda: attention_costs.kind_name("cubic"), ValueError, "kind must be one of"),
+    ("attention_call", lambda: attention_costs.attention_call("softmax", 0),
+     ValueError, "length must be at least 1"),
+    ("fused_scratch_mib", lambda: attention_costs.fused_scratch_mib([]),
+     ValueError, "lengths must hold at least 1 ints"),
+    ("attention_costs", lambda: attention_costs.attention_costs("32"),
+     TypeError, "lengths must be a list of ints"),
+    ("attention_seconds", lambda: attention_costs.attention_seconds([8], repeats=0),
+     ValueError, "repeats must be at least 1, got 0"),
+    ("crossover_phrase", lambda: attention_costs.crossover_phrase([8], [1.0], [2.0]),
+     ValueError, "lengths must hold at least 2 ints"),
+    ("decoding_costs", lambda: attention_costs.decoding_costs([1, 4]),
+     ValueError, r"lengths\[0\] must be at least 2, got 1"),
+    ("kv_cache_bytes", lambda: attention_costs.kv_cache_bytes(1, 0, 8, 16),
+     ValueError, "kv_heads must be at least 1, got 0"),
+    ("kv_attention_flops", lambda: attention_costs.kv_attention_flops(0, 1, 8, 16),
+     ValueError, "layers must be at least 1, got 0"),
+    ("kind_of", lambda: summary.kind_of("GRU"), ValueError, "model must be one of"),
+    ("layer_cost_exponent", lambda: summary.layer_cost_exponent("LSTM", [8]),
+     ValueError, "lengths must hold at least 2 ints"),
+    ("sequential_depths", lambda: summary.sequential_depths("GRU", [4]),
+     ValueError, "model must be one of"),
+    ("path_length", lambda: summary.path_length("LSTM", 1), ValueError, "steps must be at least 2"),
+    ("gradient_ratios", lambda: summary.gradient_ratios("LSTM", 1),
+     ValueError, "steps must be at least 2"),
+    ("gradient_ratio_draws", lambda: summary.gradient_ratio_draws("LSTM", 4, draws=0),
+     ValueError, "draws must be at least 1"),
+    ("big_o", lambda: summary.big_o(2), TypeError, "label must be a str"),
+    ("state_transition_factors", lambda: summary.state_transition_factors("LSTM", 1),
+     ValueError, "steps must be at least 2"),
+    ("gradient_path_factors", lambda: summary.gradient_path_factors("GRU", 12),
+     ValueError, "model must be one of"),
+    ("model_name", lambda: summary.model_name("GRU"), ValueError, "name must be one of"),
+    ("counted_measures", lambda: summary.counted_measures("LSTM", [4], [16, 32]),
+     ValueError, "lengths must hold at least 2 ints"),
+    ("counted_measures_of",
+     lambda: summary.counted_measures_of(["GRU"], [4, 8], [16, 32], depth_lengths=[8, 16]),
+     ValueError, "model must be one of"),
+    ("cost_table", lambda: summary.cost_table({"a": "x"}, [4, 8], [4, 8]),
+     TypeError, "measures must be a non-empty dict of counted_measures"),
+    ("spread_text", lambda: summary.spread_text(0.5), TypeError, "values must be a Spread"),
+    ("learning_table", lambda: summary.learning_table({"a": "x"}, 3, [1, 2]),
+     TypeError, "measures must be a non-empty dict of LearningMeasures"),
 ]
 
 
@@ -511,8 +577,7 @@ ENTRY_POINTS = {
     eigenvalue_plots: ["plot_parity", "plot_lru"],
     recurrences: ["form_differences", "recurrence_table", "gradient_ratio_draws",
                   "keep_product_ratios", "per_step_factors"],
-    state_writes: ["write_recall", "write_recall_grid", "pair_recall_runs", "pair_recall_grid",
-                   "pair_recall_table"],
+    state_writes: ["write_recall", "write_recall_grid", "pair_recall_table"],
     recurrence_plots: ["plot_recurrence_gradients", "plot_write_rules"],
     style: ["closed_for_display", "words", "joined", "spaced", "localised", "in_language",
             "alt_text", "png", "both_languages"],
@@ -535,6 +600,17 @@ ENTRY_POINTS = {
     book: ["seed_everything", "reproducible", "use_deterministic_algorithms",
            "power_of_ten_above", "significant", "chapter_glue", "Table", "Bilingual",
            "bilingual", "show", "BilingualFigure"],
+    mqar: ["MQARSetting", "kept_at", "held_out_accuracies", "mqar_training", "mqar_runs",
+           "recall_counts", "pairs_recalled"],
+    summary_recall: ["recall_core", "key_recall_seed_accuracies", "key_recall_runs",
+                     "recall_counts", "key_out_of_reach", "verdict"],
+    attention_costs: ["kind_name", "attention_call", "fused_scratch_mib", "attention_costs",
+                      "attention_seconds", "crossover_phrase", "decoding_costs",
+                      "kv_cache_bytes", "kv_attention_flops"],
+    summary: ["kind_of", "layer_cost_exponent", "sequential_depths", "path_length",
+              "gradient_ratios", "gradient_ratio_draws", "big_o", "state_transition_factors",
+              "gradient_path_factors", "model_name", "counted_measures", "counted_measures_of",
+              "cost_table", "joined_summary_table", "spread_text", "learning_table"],
 }
 
 
@@ -547,9 +623,11 @@ def test_every_entry_point_taking_arguments_has_a_bad_input_row():
                   and getattr(value, "__module__", None) == module.__name__}
         # the result types (NamedTuples, the table row Recurrence), the style set-up and the
         # Chinese font's look-up (no arguments) take no input
-        public -= {"DescentPath", "SeedRuns", "Cliff", "Probe", "ParityBudget", "Moduli",
-                   "use_book_style", "share_parsed_mathtext", "chinese_font", "Recurrence",
-                   "PairRecallRuns", "SwampedRecall", "Draws", "InductionBudget", "InductionRun"}
+        public -= {"AttentionCosts", "Cliff", "DecodingCosts", "DescentPath", "Draws",
+                   "InductionBudget", "InductionRun", "LearningMeasures", "MQARRun",
+                   "ModelMeasures", "Moduli", "PairRecallRuns", "ParityBudget", "Probe",
+                   "Recurrence", "SeedRuns", "SwampedRecall", "chinese_font",
+                   "share_parsed_mathtext", "use_book_style"}
         assert public == set(names), f"{module.__name__}: {public ^ set(names)}"
         assert set(names) <= tested
 

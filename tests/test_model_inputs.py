@@ -432,7 +432,6 @@ def test_a_head_checks_that_it_meets_its_core():
 
 @pytest.mark.parametrize("tokens, error, message", [
     (torch.zeros(2, 4, dtype=torch.long), ValueError, r"tokens must have shape \(batch, time, 2\)"),
-    (torch.zeros(2, 3, 2, dtype=torch.long), ValueError, r"with time even"),
     (torch.zeros(2, 4, 2), TypeError, r"tokens must be int64 ids"),
     (torch.full((2, 4, 2), 6), ValueError, r"tokens' keys \(tokens\[..., 0\]\) must lie in "
                                            r"\[0, 6\), got values from 6 to 6"),

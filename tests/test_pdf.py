@@ -337,6 +337,7 @@ BILINGUAL_CHAPTERS = [
     "book/03_lstm",
     "book/04_transformer",
     "book/05_mini_transformer",
+    "book/06_beyond_quadratic",
     "book/07_real_text",
 ]
 # A bilingual output's HTML, as longdep.book writes it: one div per language.

@@ -4,17 +4,19 @@ table, the gradient over distance against the product of minGRU's keep gates (au
 gradients), the delta rule against the additive write, untrained and trained, and the new
 mixers."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
 from longdep.experiments import recurrences, state_writes
-from longdep.experiments.mqar import MQARSetting, mqar_accuracies
+from longdep.experiments.mqar import MQARRun, MQARSetting, mqar_runs, mqar_training
 from longdep.experiments.registry import KIND, ModelShape
 from longdep.models.mixers import StateSelfMixer, mixer_stack
 from longdep.plots import recurrences as recurrence_plots
 from longdep.plots import style
 from longdep.seeds import manual_seed, seeded_generator
-from longdep.tasks import mqar_reassigned_batch
+from longdep.tasks import IGNORED, mqar_reassigned_batch
 
 F64 = torch.float64
 
@@ -24,8 +26,10 @@ F64 = torch.float64
 def test_every_key_is_written_twice_and_the_later_value_is_the_target():
     tokens, targets = mqar_reassigned_batch(40, 5, num_keys=9, num_values=6,
                                             generator=torch.Generator().manual_seed(0))
-    assert tokens.shape == (40, 20, 2) and targets.shape == (40, 10)
+    assert tokens.shape == (40, 20, 2) and targets.shape == (40, 20)
     assert tokens.dtype == targets.dtype == torch.int64
+    assert (targets[:, :10] == IGNORED).all(), "a write step has no target"
+    targets = targets[:, 10:]
     writes, queries = tokens[:, :10], tokens[:, 10:]
     assert (queries[..., 1] == 6).all() and (writes[..., 1] < 6).all()
     for row in range(40):
@@ -210,37 +214,48 @@ def test_the_state_mixer_refuses_what_it_cannot_do():
 
 # ---- trained: MQAR with distinct and with reassigned keys ----------------------------------
 
-TINY = MQARSetting(steps=3, batch_size=4, seeds=(0, 1))
+TINY = MQARSetting(steps=3, longer=2, batch_size=4, eval_size=8, seeds=(0, 1))
 
 
-def test_distinct_keys_train_as_chapter_6s_mqar_does():
-    """pair_recall_runs on distinct keys is the chapter's MQAR training, seed for seed."""
-    runs = state_writes.pair_recall_runs("linear attention", "distinct", 3, TINY)
-    expected = mqar_accuracies("linear attention", [3], TINY)[:, 0]
-    # the same fractions of the same held-out queries (mqar.py stores them through float32)
-    torch.testing.assert_close(runs.accuracies, expected, rtol=1e-6, atol=0)
-    assert runs.losses.shape == (2, 3) and (runs.losses > 0).all()
-
-
-def test_the_grid_runs_each_pair_as_alone():
-    grid = state_writes.pair_recall_grid([("DeltaNet", "reassigned"),
-                                          ("additive write", "reassigned")], 2, TINY)
-    alone = state_writes.pair_recall_runs("additive write", "reassigned", 2, TINY)
-    assert list(grid) == [("DeltaNet", "reassigned"), ("additive write", "reassigned")]
-    assert torch.equal(grid["additive write", "reassigned"].losses, alone.losses)
-    assert not torch.equal(grid["DeltaNet", "reassigned"].losses, alone.losses)
+def test_the_reassigned_task_trains_as_chapter_6s_mqar_does():
+    """One training for both tasks: a setting with task "reassigned" trains on sequences in
+    which every key is written twice (twice as long), measured at both budgets."""
+    reassigned = replace(TINY, pair_counts=(2,), task="reassigned")
+    assert reassigned.shape().max_len == 8 and TINY.shape().max_len == 2 * 16
+    tokens, targets = reassigned.batch(4, (2,), torch.Generator().manual_seed(0))
+    assert tokens.shape == (4, 8, 2) and targets.shape == (32,)
+    assert ((targets != IGNORED).view(4, 8).sum(1) == 4).all(), "two queries per key"
+    run = mqar_training("DeltaNet", reassigned)
+    assert run.accuracies.shape == (2, 2, 1) and run.losses.shape == (2, 6)
+    assert ((run.accuracies >= 0) & (run.accuracies <= 1)).all()
+    grid = mqar_runs([("DeltaNet", reassigned), ("additive write", reassigned)])
+    assert torch.equal(grid["DeltaNet", reassigned].losses, run.losses), "as alone"
+    assert not torch.equal(grid["additive write", reassigned].losses, run.losses)
+    with pytest.raises(ValueError, match="pair_counts must hold one count for the reassigned"):
+        MQARSetting(pair_counts=(2, 4), task="reassigned")
+    with pytest.raises(ValueError, match="task must be one of"):
+        MQARSetting(task="shuffled")
+    with pytest.raises(ValueError, match="name must be a mixer model of the registry"):
+        mqar_training("LSTM", TINY)
 
 
 def test_the_table_counts_seeds_with_their_interval_and_word():
-    runs = {("DeltaNet", "reassigned"): state_writes.PairRecallRuns(
-                torch.tensor([0.95] * 10, dtype=F64), torch.ones(10, 2)),
-            ("additive write", "distinct"): state_writes.PairRecallRuns(
-                torch.tensor([0.5] * 9 + [0.9], dtype=F64), torch.ones(10, 2))}
+    setting = MQARSetting(pair_counts=(4,), steps=300, task="reassigned")
+    distinct = MQARSetting(pair_counts=(4,), steps=300)
+    runs = {("DeltaNet", setting): MQARRun(
+                torch.tensor([[0.95] * 10, [0.97] * 10], dtype=F64)[..., None],
+                torch.ones(10, 2)),
+            ("additive write", distinct): MQARRun(
+                torch.tensor([[0.5] * 9 + [0.9], [0.5] * 10], dtype=F64)[..., None],
+                torch.ones(10, 2))}
     table = state_writes.pair_recall_table(runs, 0.85)
     english, chinese = table.text("en"), table.text("zh")
     assert "10/10 (0.72-1.00) almost always" in english and "0.95 (0.95–0.95)" in english
     assert "1/10 (0.02-0.40) rarely" in english and "0.50 (0.50–0.90)" in english
+    assert " 300 " in english and " 1200 " in english and "0.97 (0.97–0.97)" in english
     assert "几乎总是" in chinese and "门控" not in chinese and "加性写入" in chinese
+    with pytest.raises(TypeError, match="runs must be a non-empty dict"):
+        state_writes.pair_recall_table({("DeltaNet", TINY): runs["DeltaNet", setting]}, 0.85)
 
 
 # ---- figures: what the alt texts say comes from the data drawn ------------------------------

@@ -7,7 +7,9 @@ current and faithful.
   would fall back to English in the middle of a Chinese page; a fuzzy one (its English changed)
   is not used until a translator has checked it.
 - A translation keeps its message's math, code, glued numbers, equation references, citations
-  and link targets exactly (the words around them, and a link's text, are translated).
+  and link targets exactly (the words around them, and a link's text, are translated); a
+  glued word may be pasted as its Chinese twin, `key_zh` for `key` (CONTRIBUTING.md, "Both
+  editions").
 - A translation is Markdown that means what the English means. Two traps of Chinese Markdown:
   a message that starts with "1. " is parsed as a list (Sphinx then silently keeps the English
   heading: write "1\\. "), and a closing `**` right after Chinese punctuation and before a

@@ -74,6 +74,15 @@ class Count:
         return f"{self.successes}/{self.trials} ({low:.2f}-{high:.2f})"
 
 
+def count_phrase(counted: Count, language: str = "en") -> str:
+    """How a page prints a count: the count, its interval and the rule's word in ``language``
+    ("en" or "zh"), "9/10 (0.60-0.98) mostly", or without a word when it earns none,
+    "7/10 (0.40-0.89)"."""
+    check.instance(counted, "counted", Count)
+    word = frequency_word(counted.successes, counted.trials, language)
+    return f"{counted} {word}" if word else str(counted)
+
+
 def count(flags: Sequence[bool]) -> Count:
     """The :class:`Count` of true values among ``flags`` (one per seed)."""
     flags = [bool(flag) for flag in flags]

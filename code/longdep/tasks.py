@@ -1,5 +1,7 @@
 """Synthetic tasks with a known long-range dependency (Chapter 3 onwards)."""
 
+from collections.abc import Sequence
+
 import torch
 from torch import nn
 
@@ -37,6 +39,11 @@ def key_recall_batch(
     return torch.cat([keys_and_distractors, query], dim=1), keys_and_distractors[:, 0]
 
 
+IGNORED = -100
+"""The target of a step that is not scored: the ``ignore_index`` of ``torch.nn.functional.
+cross_entropy``, so the loss leaves it out."""
+
+
 def distinct_keys(batch_size: int, num_pairs: int, num_keys: int, num_values: int,
                   generator: torch.Generator | None) -> torch.Tensor:
     """``num_pairs`` distinct keys from {0, ..., num_keys - 1} for each of ``batch_size``
@@ -50,6 +57,8 @@ def distinct_keys(batch_size: int, num_pairs: int, num_keys: int, num_values: in
                          f"sequence are distinct), got {num_pairs}")
     scores = torch.rand(batch_size, num_keys, generator=generator)
     return scores.argsort(dim=1)[:, :num_pairs]
+
+
 def parity_batch(
     batch_size: int,
     length: int,
@@ -83,11 +92,12 @@ def mqar_batch(
     step carries two ids, (key, value). A pair step holds a key from {0, ..., num_keys - 1}
     (distinct within a sequence) and its value from {0, ..., num_values - 1}; a query step holds
     one of those keys again, in a random order, and the id ``num_values``, which marks "value
-    asked for". The target of query step j is the value paired with its key. Key and value
-    share a step (Zoology's sequences put them on consecutive steps) so that a single layer can
-    solve the task: the query's key must find the step with the same key and read its value.
+    asked for". The target of a query step is the value paired with its key; a pair step has
+    none (:data:`IGNORED`). Key and value share a step (Zoology's sequences put them on
+    consecutive steps) so that a single layer can solve the task: the query's key must find the
+    step with the same key and read its value.
 
-    Returns tokens (batch, 2 * num_pairs, 2) and targets (batch, num_pairs), both int64.
+    Returns tokens (batch, 2 * num_pairs, 2) and targets (batch, 2 * num_pairs), both int64.
     """
     keys = distinct_keys(batch_size, num_pairs, num_keys, num_values, generator)
     values = torch.randint(0, num_values, (batch_size, num_pairs), generator=generator)
@@ -96,7 +106,52 @@ def mqar_batch(
     asked = torch.full_like(query_keys, num_values)
     tokens = torch.cat([torch.stack([keys, values], dim=-1),
                         torch.stack([query_keys, asked], dim=-1)], dim=1)
-    return tokens, values.gather(1, order)
+    return tokens, torch.cat([torch.full_like(values, IGNORED), values.gather(1, order)], dim=1)
+
+
+def mqar_mixture_batch(
+    batch_size: int,
+    pair_counts: Sequence[int],
+    num_keys: int = 32,
+    num_values: int = 16,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """MQAR sequences with different numbers of pairs in one batch, as Zoology trains (Chapter
+    6, "The price of a fixed state"): batch_size / len(pair_counts) sequences for each count P
+    of ``pair_counts``, in that order, each laid out as :func:`mqar_batch` lays out P pairs and
+    then padded at its end to 2 * max(pair_counts) steps with the step (key 0, value 0), whose
+    target is :data:`IGNORED`. A causal model's outputs at the real steps never see the
+    padding.
+
+    Returns tokens (batch, 2 * max(pair_counts), 2) and targets (batch, 2 * max(pair_counts)).
+    """
+    counts = check.ints("pair_counts", pair_counts)
+    check.positive(batch_size=batch_size, num_keys=num_keys)
+    check.int_range(2, None, num_values=num_values)
+    check.generator(generator)
+    if batch_size % len(counts):
+        raise ValueError(f"batch_size must be a multiple of the {len(counts)} pair counts, "
+                         f"got {batch_size}")
+    most = max(counts)
+    if most > num_keys:
+        raise ValueError(f"pair_counts must be at most num_keys = {num_keys} (the keys of a "
+                         f"sequence are distinct), got {most}")
+    pairs = torch.tensor(counts).repeat_interleave(batch_size // len(counts))[:, None]
+    keys = torch.rand(batch_size, num_keys, generator=generator).argsort(dim=1)[:, :most]
+    values = torch.randint(0, num_values, (batch_size, most), generator=generator)
+    slot = torch.arange(most)  # (most,): a sequence's pairs fill its first P slots
+    order = torch.rand(batch_size, most, generator=generator).masked_fill(slot >= pairs, 2)
+    order = order.argsort(dim=1)  # its first P entries: the pairs' order of asking
+    step = torch.arange(2 * most)  # (time,)
+    asking = (step >= pairs) & (step < 2 * pairs)  # (batch, time): the query steps
+    index = torch.where(asking, order.gather(1, (step - pairs).clamp(0, most - 1)),
+                        step.clamp(max=most - 1).expand(batch_size, -1))
+    real = step < 2 * pairs
+    tokens = torch.stack([torch.where(real, keys.gather(1, index), 0),
+                          torch.where(asking, num_values,
+                                      torch.where(real, values.gather(1, index), 0))], dim=-1)
+    targets = torch.where(asking, values.gather(1, index), IGNORED)
+    return tokens, targets
 
 
 def mqar_reassigned_batch(
@@ -113,9 +168,10 @@ def mqar_reassigned_batch(
     steps in a random order, the second time with a new value (never the first one again); the
     next ``2 * num_pairs`` steps ask for every key twice, in a random order, with the id
     ``num_values`` ("value asked for"). The target of a query is the key's later value, so a
-    model must replace what it stored, not add to it: the old value is always wrong.
+    model must replace what it stored, not add to it: the old value is always wrong; a write
+    step has none (:data:`IGNORED`), as in :func:`mqar_batch`.
 
-    Returns tokens (batch, 4 * num_pairs, 2) and targets (batch, 2 * num_pairs), both int64.
+    Returns tokens (batch, 4 * num_pairs, 2) and targets (batch, 4 * num_pairs), both int64.
     """
     keys = distinct_keys(batch_size, num_pairs, num_keys, num_values, generator)
     first = torch.randint(0, num_values, (batch_size, num_pairs), generator=generator)
@@ -133,9 +189,8 @@ def mqar_reassigned_batch(
     tokens = torch.cat([torch.stack([keys.gather(1, slots), step_values], dim=-1),
                         torch.stack([keys.gather(1, asked),
                                      torch.full_like(asked, num_values)], dim=-1)], dim=1)
-    return tokens, values[:, num_pairs:].gather(1, asked)
-IGNORED = -100
-"""The target of a position that carries no loss: torch's cross-entropy skips it."""
+    answers = values[:, num_pairs:].gather(1, asked)  # (batch, 2 pairs)
+    return tokens, torch.cat([torch.full_like(answers, IGNORED), answers], dim=1)
 
 
 def repeated_segment_batch(

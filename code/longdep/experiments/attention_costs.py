@@ -15,7 +15,7 @@ from functools import partial
 import torch
 from torch import nn
 
-from longdep.book import significant
+from longdep.book import Bilingual, Table, significant
 from longdep.measure.cost import (
     attention_flops,
     crossover_length,
@@ -38,6 +38,19 @@ from longdep.models.ssm import SelectiveSSM
 from longdep.seeds import seeded_generator
 
 ATTENTION_KINDS = ("softmax", "fused softmax", "sliding window", "linear")
+
+KIND_NAMES = {"softmax": "softmax", "fused softmax": "融合 softmax",
+              "sliding window": "滑动窗口", "linear": "线性注意力",
+              "softmax attention (KV cache)": "softmax 注意力（键值缓存）",
+              "linear attention": "线性注意力", "selective SSM": "选择性 SSM"}
+"""Each kind of :data:`ATTENTION_KINDS` and :data:`DECODING_KINDS` by its name in Chinese."""
+
+
+def kind_name(kind: str) -> Bilingual:
+    """The name of ``kind`` (of :data:`ATTENTION_KINDS` or :data:`DECODING_KINDS`) in both
+    languages, as Chapter 6's tables and figures show it."""
+    check.choice(kind=(kind, KIND_NAMES))
+    return Bilingual(kind, KIND_NAMES[kind])
 
 
 def attention_call(kind: str, length: int, features: int = 32, window: int = 64,
@@ -68,9 +81,10 @@ def attention_call(kind: str, length: int, features: int = 32, window: int = 64,
 @dataclass(frozen=True)
 class AttentionCosts:
     """What each of :data:`ATTENTION_KINDS` costs at ``lengths``, counted (the same on every
-    machine): matrix-product FLOPs (:func:`longdep.measure.cost.attention_flops`, which also
-    counts the fused kernel) and the peak bytes a call holds allocated, work buffers inside a
-    fused kernel included (:func:`longdep.measure.cost.peak_allocated_bytes`)."""
+    machine): matrix-product FLOPs (:func:`longdep.measure.cost.attention_flops`, which counts
+    the fused kernel by a formula, for the whole T x T matrix) and the peak bytes a call holds
+    allocated, work buffers inside a fused kernel included
+    (:func:`longdep.measure.cost.peak_allocated_bytes`)."""
 
     lengths: list[int]
     flops: dict[str, list[int]]
@@ -89,6 +103,18 @@ class AttentionCosts:
         rows = self.flops if measure == "flops" else self.peak_bytes
         return {kind: fitted_exponent(self.lengths[-last:], row[-last:])
                 for kind, row in rows.items()}
+
+    def table(self) -> Table:
+        """The counts in both languages: per kind, MFLOP and MiB at every length and the
+        exponent fitted over the three longest (:meth:`exponents`)."""
+        exponents = {"MFLOP": self.exponents("flops"), "MiB": self.exponents("memory")}
+        values = {"MFLOP": {kind: [f / 1e6 for f in row] for kind, row in self.flops.items()},
+                  "MiB": self.mebibytes()}
+        rows = [[kind_name(kind), unit, *(f"{v:.3g}" for v in values[unit][kind]),
+                 f"{exponents[unit][kind]:.2f}"]
+                for kind in self.flops for unit in ("MFLOP", "MiB")]
+        return Table([("attention", "注意力"), ("count", "计数"), *map(str, self.lengths),
+                      ("fitted exponent", "拟合指数")], rows)
 
     def flop_crossings(self, kinds: Sequence[str] = ("sliding window", "linear")
                        ) -> dict[str, float]:
@@ -136,23 +162,27 @@ def attention_seconds(lengths: Sequence[int], features: int = 32, window: int = 
     return {kind: [seconds[kind, n] for n in lengths] for kind in ATTENTION_KINDS}
 
 
-def crossover_phrase(lengths: Sequence[int], first: Sequence[float], second: Sequence[float],
-                     measured: str = "timed") -> str:
-    """Where ``first`` overtakes ``second`` for good
-    (:func:`longdep.measure.cost.crossover_length`),
-    in words for the prose: "at about T = 310" (two significant digits), or, when there is no
-    crossing in the ``measured`` range, "beyond the timed range (T > 2048)" or "below the timed
-    range (T < 32)". A page can glue it whatever the measurement gave."""
+def crossover_phrase(lengths: Sequence[int], first: Sequence[float], second: Sequence[float]
+                     ) -> Bilingual:
+    """Where the timed ``first`` overtakes the timed ``second`` for good
+    (:func:`longdep.measure.cost.crossover_length`), in words for the prose, in both languages:
+    "at about T = 310" (约在 T = 310 处; two significant digits), or, when there is no crossing
+    in the timed range, "beyond the timed range (T > 2048)" or "below the timed range
+    (T < 32)". A page can glue it whatever the measurement gave (Chapter 6, "The quadratic
+    cost, counted and timed")."""
     check.ints("lengths", lengths, count=2)
     if len(first) != len(lengths) or len(second) != len(lengths):
         raise ValueError(f"first and second must hold one value per length ({len(lengths)}), "
                          f"got {len(first)} and {len(second)}")
     length = crossover_length(lengths, first, second)
     if math.isfinite(length):
-        return f"at about T = {significant(length, 2):.0f}"
+        at = f"{significant(length, 2):.0f}"
+        return Bilingual(f"at about T = {at}", f"约在 T = {at} 处")
     if first[-1] <= second[-1]:
-        return f"beyond the {measured} range (T > {lengths[-1]})"
-    return f"below the {measured} range (T < {lengths[0]})"
+        return Bilingual(f"beyond the timed range (T > {lengths[-1]})",
+                         f"在计时范围之外（T > {lengths[-1]}）")
+    return Bilingual(f"below the timed range (T < {lengths[0]})",
+                     f"在计时范围之下（T < {lengths[0]}）")
 
 
 DECODING_KINDS = ("softmax attention (KV cache)", "linear attention", "selective SSM")
@@ -195,3 +225,28 @@ def decoding_costs(lengths: Sequence[int], features: int = 32, state_size: int =
             flops[kind].append(matmul_flops(step))
             sizes[kind].append(state_bytes(state))
     return DecodingCosts(list(lengths), flops, sizes)
+
+
+def kv_cache_bytes(layers: int, kv_heads: int, head_width: int, length: int, batch: int = 1,
+                   bytes_per_number: int = 2) -> int:
+    """The bytes of the KV cache that a causal Transformer reads to generate the next token
+    after ``length`` tokens (Chapter 6, "Decoding: the cost of one more token"):
+    2 (keys and values) x layers x kv_heads x head_width x length x batch x bytes_per_number.
+    With multi-query attention (kv_heads = 1) or grouped-query attention (kv_heads between 1
+    and the number of query heads) the query heads share keys and values, and the cache
+    shrinks by heads / kv_heads."""
+    check.positive(layers=layers, kv_heads=kv_heads, head_width=head_width, length=length,
+                   batch=batch, bytes_per_number=bytes_per_number)
+    return 2 * layers * kv_heads * head_width * length * batch * bytes_per_number
+
+
+def kv_attention_flops(layers: int, heads: int, head_width: int, length: int,
+                       batch: int = 1) -> int:
+    """The matrix-product FLOPs with which ``heads`` query heads per layer attend to a cache of
+    ``length`` keys and values to generate one token: 2 x 2 x layers x heads x head_width x
+    length x batch (scores and weighted sum, a multiply and an add each; Chapter 6, "Decoding:
+    the cost of one more token"). Unlike the cache, it does not shrink with shared keys and
+    values."""
+    check.positive(layers=layers, heads=heads, head_width=head_width, length=length,
+                   batch=batch)
+    return 4 * layers * heads * head_width * length * batch

@@ -4,28 +4,23 @@ is written"; Schlag, Irie & Schmidhuber 2021; Yang et al. 2024 and 2025).
 The additive write of linear attention, S_t = S_{t-1} + beta_t k_t v_t^T, adds to whatever a key
 already holds; the delta rule, S_t = S_{t-1} + beta_t k_t (v_t - S_{t-1}^T k_t)^T, first reads
 it and replaces it by a fraction beta_t (all of it for beta = 1: the last write wins).
-:func:`write_recall` measures both without training, on random unit keys; :func:`pair_recall_runs`
-trains DeltaNet, Gated DeltaNet and DeltaNet's additive twin on multi-query associative recall
-with distinct keys and with reassigned keys (:mod:`longdep.tasks`), all seeds at once.
+:func:`write_recall` measures both without training, on random unit keys; trained on
+multi-query associative recall with distinct keys and with reassigned keys, DeltaNet, Gated
+DeltaNet and DeltaNet's additive twin go through the chapter's MQAR training
+(:func:`longdep.experiments.mqar.mqar_runs`), and :func:`pair_recall_table` shows them.
 """
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import torch
 from torch import nn
 
 from longdep.book import Bilingual, Table
-from longdep.experiments.mqar import MQARSetting
-from longdep.experiments.registry import KIND
-from longdep.experiments.workers import over_cores
+from longdep.experiments.mqar import MQARRun, MQARSetting
 from longdep.models import _checks as check
 from longdep.models.delta import WRITES, delta_rule_chunked
-from longdep.models.heads import PairRecallClassifier
-from longdep.seeds import manual_seed, seeded_generator
+from longdep.seeds import seeded_generator
 from longdep.stats import count, frequency_word, spread
-from longdep.tasks import mqar_batch, mqar_reassigned_batch
-from longdep.train import train_seeds
 
 F64 = torch.float64
 
@@ -77,63 +72,11 @@ def write_recall_grid(key_counts: Sequence[int], draws: int = 10, key_size: int 
         for reassigned in (True, False) for write in WRITES}
 
 
-MQAR_TASKS = {"distinct": mqar_batch, "reassigned": mqar_reassigned_batch}
-"""Multi-query associative recall with distinct keys, and with every key reassigned (the later
-value asked for): :mod:`longdep.tasks`."""
-
 WRITE_MODELS = ("additive write", "DeltaNet", "Gated DeltaNet")
 """The registry's models that Chapter 6 trains on MQAR to compare how they write: DeltaNet's
-additive twin (no delta term), DeltaNet and Gated DeltaNet."""
-
-
-class PairRecallRuns(NamedTuple):
-    """Trained runs of one model on one MQAR task: ``accuracies`` (seeds,), held out, and
-    ``losses`` (seeds, steps), the training loss at every step."""
-
-    accuracies: torch.Tensor
-    losses: torch.Tensor
-
-
-def pair_recall_runs(name: str, task: str, pairs: int, setting: MQARSetting = MQARSetting()
-                     ) -> PairRecallRuns:
-    """Train one-layer model ``name`` (a mixer kind of the registry) on MQAR ``task`` (a key of
-    :data:`MQAR_TASKS`) with ``pairs`` keys, one run per seed of ``setting``, all at once under
-    vmap (:func:`longdep.train.train_seeds`), as Chapter 6's MQAR trains (its
-    :class:`longdep.experiments.mqar.MQARSetting`, :class:`longdep.models.heads.
-    PairRecallClassifier`). Chapter 6, "How a state is written"."""
-    if name not in KIND or KIND[name].mixer is None:
-        raise ValueError(f"name must be a mixer model of the registry, got {name!r}")
-    check.choice(task=(task, MQAR_TASKS))
-    check.instance(setting, "setting", MQARSetting)
-    check.int_range(1, setting.num_keys, pairs=pairs)
-    s, make_task = setting, MQAR_TASKS[task]
-
-    def make_batch(generator: torch.Generator):
-        tokens, targets = make_task(s.batch_size, pairs, s.num_keys, s.num_values, generator)
-        return tokens, targets.flatten()  # (batch * queries,), as the logits
-
-    models = []
-    for seed in s.seeds:
-        manual_seed(seed)
-        core = KIND[name].build(s.shape(4 * pairs))
-        models.append(PairRecallClassifier(core, s.width, s.num_keys, s.num_values))
-    results = train_seeds(models, make_batch, s.steps, s.seeds, lr=s.lr, clip_norm=s.clip_norm)
-    return PairRecallRuns(torch.tensor([r.accuracy for r in results], dtype=F64),
-                          torch.tensor([r.losses for r in results], dtype=F64))
-
-
-def pair_recall_grid(runs: Sequence[tuple[str, str]], pairs: int,
-                     setting: MQARSetting = MQARSetting()) -> dict[tuple[str, str],
-                                                                   PairRecallRuns]:
-    """:func:`pair_recall_runs` of every (model, task) of ``runs``, side by side on the cores
-    (:func:`longdep.experiments.workers.over_cores`): {(name, task): runs}."""
-    if not isinstance(runs, (list, tuple)) or not runs or not all(
-            isinstance(run, tuple) and len(run) == 2 for run in runs):
-        raise TypeError(f"runs must be a non-empty list of (model, task) pairs, got "
-                        f"{check.describe(runs)}")
-    points = [(name, task, pairs, setting) for name, task in runs]
-    results = over_cores(pair_recall_runs, points)
-    return {(name, task): results[name, task, pairs, setting] for name, task, *_ in points}
+additive twin (no delta term), DeltaNet and Gated DeltaNet. They train as the chapter's MQAR
+does (:func:`longdep.experiments.mqar.mqar_runs`), on the task of an
+:class:`longdep.experiments.mqar.MQARSetting` whose ``task`` is "distinct" or "reassigned"."""
 
 
 TASK_NAMES = {"distinct": ("distinct keys", "键互不相同"),
@@ -144,27 +87,31 @@ MODEL_NAMES = {"additive write": ("additive write", "加性写入"),
 """The names of the tasks and of :data:`WRITE_MODELS` as tables show them."""
 
 
-def pair_recall_table(runs: dict[tuple[str, str], PairRecallRuns], solved: float) -> Table:
-    """A table in both languages of one row per (model, task) of ``runs`` (as
-    :func:`pair_recall_grid` returns them): the seeds whose held-out accuracy reaches
-    ``solved``, as a count with its 95 % Wilson interval and the word the book's rule gives it
+def pair_recall_table(runs: dict[tuple[str, MQARSetting], MQARRun], solved: float) -> Table:
+    """A table in both languages of two rows per (model, setting) of ``runs`` (as
+    :func:`longdep.experiments.mqar.mqar_runs` returns them, each setting with one count of
+    pairs), one per budget of steps: the seeds whose held-out accuracy reaches ``solved``, as a
+    count with its 95 % Wilson interval and the word the book's rule gives it
     (:mod:`longdep.stats`), and the median accuracy over the seeds with its range, two digits
     (Chapter 6, "How a state is written")."""
     check.probability(solved=solved)
     if not isinstance(runs, dict) or not runs or not all(
-            isinstance(r, PairRecallRuns) for r in runs.values()):
-        raise TypeError(f"runs must be a non-empty dict of PairRecallRuns, got "
-                        f"{check.describe(runs)}")
+            isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], MQARSetting)
+            and len(key[1].pair_counts) == 1 and isinstance(run, MQARRun)
+            for key, run in runs.items()):
+        raise TypeError(f"runs must be a non-empty dict {{(model, MQARSetting of one count of "
+                        f"pairs): MQARRun}}, got {check.describe(runs)}")
     rows = []
-    for (name, task), run in runs.items():
-        solved_count = count(run.accuracies >= solved)
-        words = [frequency_word(solved_count.successes, solved_count.trials, language)
-                 for language in ("en", "zh")]
-        middle = spread(run.accuracies.tolist())
-        rows.append([MODEL_NAMES.get(name, (name, name)), TASK_NAMES[task],
-                     Bilingual(*(f"{solved_count} {word}" if word else str(solved_count)
-                                 for word in words)),
-                     f"{middle.median:.2f} ({middle.low:.2f}–{middle.high:.2f})"])
-    return Table([("model", "模型"), ("MQAR task", "任务"),
+    for (name, setting), run in runs.items():
+        for steps, accuracies in zip(setting.budgets, run.accuracies[..., 0]):
+            solved_count = count(accuracies >= solved)
+            words = [frequency_word(solved_count.successes, solved_count.trials, language)
+                     for language in ("en", "zh")]
+            middle = spread(accuracies.tolist())
+            rows.append([MODEL_NAMES.get(name, (name, name)), TASK_NAMES[setting.task], steps,
+                         Bilingual(*(f"{solved_count} {word}" if word else str(solved_count)
+                                     for word in words)),
+                         f"{middle.median:.2f} ({middle.low:.2f}–{middle.high:.2f})"])
+    return Table([("model", "模型"), ("MQAR task", "任务"), ("steps", "步数"),
                   (f"seeds with accuracy ≥ {solved:g}", f"准确率 ≥ {solved:g} 的种子"),
                   ("median accuracy (range)", "准确率中位数（范围）")], rows)

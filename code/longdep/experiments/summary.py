@@ -1,4 +1,4 @@
-"""The book's summary table, every cell measured (Chapter 6, "The book's summary table").
+"""The book's summary tables, every cell measured (Chapter 6, "The book's summary tables").
 
 Six sequence models, all mapping embeddings (batch, time, input_size) to features
 (batch, time, width): a tanh RNN, an LSTM, and four one-layer Pre-LN stacks that differ only in
@@ -7,11 +7,14 @@ SSM). Every column is measured here, none is typed:
 
 - cost per layer: the exponent p of matrix-product FLOPs ~ T^p, fitted over doubling lengths
   (counted, so the same on every machine);
-- sequential steps: how the longest chain of the autograd graph grows with T;
+- sequential steps: how the rounds on the longest chain of the autograd graph grow with T (a
+  cumulative sum counted as the log2 T rounds of a parallel prefix sum);
 - path length: the fewest layers after which the last output depends on the first input
   (Chapter 4's measurement; a recurrence evaluated step by step counts one layer per step);
-- gradient ratio |dL/dx_{T-d}| / |dL/dx_T| at distance d, at initialisation, in float64;
-- key recall at distance d under the book's one training budget.
+- gradient ratio |dL/dx_{T-d}| / |dL/dx_T| at distance d, at initialisation, in float64, its
+  median and range over draws of the weights and inputs;
+- key recall at distance d under the book's one training budget: the seeds, of ten, that solve
+  it, with the interval and the word of the book's rule (:mod:`longdep.stats`).
 """
 
 from collections.abc import Iterator, Sequence
@@ -19,13 +22,9 @@ from dataclasses import dataclass
 
 import torch
 
-from longdep.book import Table
-from longdep.experiments.key_recall import (
-    KEY_RECALL_BUDGET,
-    train_key_recall,
-    train_key_recall_seeds,
-)
-from longdep.experiments.registry import KIND, ORDER_BLIND, ModelShape, model_kind
+from longdep.book import Bilingual, Table
+from longdep.experiments.key_recall import KEY_RECALL_BUDGET
+from longdep.experiments.registry import ORDER_BLIND, ModelShape, model_kind
 from longdep.experiments.workers import over_cores
 from longdep.measure.cost import (
     fitted_exponent,
@@ -38,6 +37,7 @@ from longdep.measure.reach import first_dependent_layer, sweep_outputs
 from longdep.models import _checks as check
 from longdep.models.ssm import SelectiveSSM
 from longdep.seeds import manual_seed
+from longdep.stats import Spread
 
 SUMMARY_MODELS = ("tanh RNN", "LSTM", "Transformer (softmax attention)",
                   "sliding-window attention", "linear attention", "selective SSM")
@@ -112,94 +112,13 @@ def gradient_ratios(name: str, steps: int, shape: ModelShape = ModelShape(), bat
     return ratios_by_distance(distance_profile(model, steps, shape.width, batch, seed))
 
 
-def key_recall_accuracy(name: str, distance: int, shape: ModelShape = ModelShape(),
-                        seed: int = 0) -> float:
-    """Held-out key-recall accuracy at ``distance`` after training under the book's budget;
-    ``name`` is one of :data:`KEY_RECALL_MODELS`."""
-    if name not in KEY_RECALL_MODELS:
-        raise ValueError(f"name must be one of {KEY_RECALL_MODELS}, got {name!r}")
-    check.positive(distance=distance)
-    manual_seed(seed)
-    return train_key_recall(KIND[name].training_core(shape), shape.width, distance, seed).accuracy
-
-
-def key_recall_seed_accuracies(name: str, distance: int, shape: ModelShape = ModelShape(),
-                               seeds: Sequence[int] = KEY_RECALL_BUDGET.seeds) -> torch.Tensor:
-    """Held-out key-recall accuracies (len(seeds),) of model ``name`` of
-    :data:`KEY_RECALL_MODELS` at ``distance``, one run per seed, all trained at once
-    (:func:`longdep.experiments.key_recall.train_key_recall_seeds`; the recurrent cores and
-    the bag of tokens run their forward pass once per seed, the stacks under vmap). For a model
-    whose single run is chaotic at ``distance``, where one bit flips its outcome (Chapter 6,
-    "Key recall under the common budget")."""
-    if name not in KEY_RECALL_MODELS:
-        raise ValueError(f"name must be one of {KEY_RECALL_MODELS}, got {name!r}")
-    check.positive(distance=distance)
-    seeds = check.ints("seeds", seeds, least=0)
-    vectorized = KIND[name].mixer is not None  # torch's recurrent twins have no vmap rule
-    results = train_key_recall_seeds(lambda: KIND[name].training_core(shape), shape.width, distance,
-                                     seeds, vectorized=vectorized)
-    return torch.tensor([result.accuracy for result in results], dtype=torch.float64)
-
-
-def key_recall_runs(single: Sequence[str], seeded: Sequence[str], distance: int,
-                    shape: ModelShape = ModelShape()
-                    ) -> tuple[dict[str, float], dict[str, torch.Tensor]]:
-    """Chapter 6's key recall at ``distance``: :func:`key_recall_accuracy` (one run) of every
-    model of ``single`` and :func:`key_recall_seed_accuracies` (the budget's seeds) of every
-    model of ``seeded``, side by side on the cores (:func:`over_cores`). Returns (accuracy by
-    model, seed accuracies by model)."""
-    runs = over_cores(key_recall_result, [(name, distance, shape, name in seeded)
-                                          for name in (*seeded, *single)])
-    return ({name: runs[name, distance, shape, False] for name in single},
-            {name: runs[name, distance, shape, True] for name in seeded})
-
-
-def key_recall_result(name: str, distance: int, shape: ModelShape, seeded: bool):
-    """:func:`key_recall_seed_accuracies` if ``seeded``, else :func:`key_recall_accuracy`."""
-    return (key_recall_seed_accuracies if seeded else key_recall_accuracy)(name, distance, shape)
-
-
-SOLVED = 0.9
-"""Held-out accuracy from which key recall counts as solved (:func:`recall_outcome`)."""
-
-
-AT_CHANCE = 2.0
-"""Accuracy up to this multiple of chance counts as at chance (:func:`recall_outcome`)."""
-
-
-def recall_outcome(accuracy: float, chance: float) -> str:
-    """"solved" (accuracy >= :data:`SOLVED`), "at chance" (<= :data:`AT_CHANCE` x chance) or
-    "partly (0.6)".
-
-    One training run is chaotic: one bit of round-off can change its accuracy in the second
-    digit, so a page prints the outcome, which is the same on every machine as long as the
-    accuracy is far from both thresholds; a chapter asserts that it is.
-    """
-    if not 0 <= accuracy <= 1:
-        raise ValueError(f"accuracy must be between 0 and 1, got {accuracy!r}")
-    if not 0 < chance < 1:
-        raise ValueError(f"chance must be between 0 and 1 (excluded), got {chance!r}")
-    if accuracy >= SOLVED:
-        return "solved"
-    if accuracy <= AT_CHANCE * chance:
-        return "at chance"
-    return f"partly ({accuracy:.1f})"
-
-
-def key_out_of_reach(name: str, distance: int, shape: ModelShape = ModelShape()) -> bool:
-    """True if a stack ``name`` of ``shape.num_layers`` layers cannot see the key at all: the
-    last output of a ``distance + 1``-step sequence does not depend on its first input, found
-    through the derivative (:func:`longdep.measure.reach.first_dependent_layer`). Its accuracy
-    is then chance whatever the training, so Chapter 6 does not train it. A recurrence reaches
-    every step, so this is False for the tanh RNN and the LSTM."""
-    kind = kind_of(name)
-    check.positive(distance=distance)
-    if kind.recurrent:
-        return False
-    stack = kind.stack(shape, shape.num_layers).double()
-    layers = first_dependent_layer(lambda x: stack.layer_outputs(stack.positional_encoding(x)),
-                                   distance + 1, shape.width)
-    return layers is None
+def gradient_ratio_draws(name: str, steps: int, shape: ModelShape = ModelShape(),
+                         draws: int = 10) -> torch.Tensor:
+    """:func:`gradient_ratios` of ``draws`` models, each with its own weights and inputs (seeds
+    0 .. draws - 1): a (draws, steps) tensor, whose median and range over the draws a page
+    reads (Chapter 6, "Gradient versus distance, for every model of the book")."""
+    check.positive(draws=draws)
+    return torch.stack([gradient_ratios(name, steps, shape, seed=seed) for seed in range(draws)])
 
 
 def big_o(label: str) -> str:
@@ -213,7 +132,7 @@ def state_transition_factors(name: str, steps: int, shape: ModelShape = ModelSha
                              seed: int = 0) -> int:
     """How many step-to-step factors other than the identity the gradient from output
     ``steps - 1`` back to input 0 multiplies inside one layer of model ``name`` (Chapter 6,
-    "The book's summary table"). The tanh RNN and the LSTM cross T - 1 Jacobians
+    "The book's summary tables"). The tanh RNN and the LSTM cross T - 1 Jacobians
     dh_j/dh_{j-1}, never the identity; the selective SSM crosses the factors Abar_j of
     :eq:`eq-ch6-ssm-gradient`, counted here where one differs from 1 on random inputs (all
     T - 1 of them); linear attention's state S_j = S_{j-1} + phi(k_j) v_j^T has the identity
@@ -236,64 +155,76 @@ def gradient_path_factors(name: str, steps: int, shape: ModelShape = ModelShape(
     one per layer crossed (:func:`path_length`, a recurrence counting as one layer) plus the
     step-to-step factors inside a layer (:func:`state_transition_factors`). It puts the
     recurrences, whose path length counts steps, and the SSM, whose path length counts layers,
-    on one scale (Chapter 6, "The book's summary table")."""
+    on one scale (Chapter 6, "The book's summary tables")."""
     layers = 1 if kind_of(name).recurrent else path_length(name, steps, shape)
     return layers + state_transition_factors(name, steps, shape)
 
 
-@dataclass
-class ModelMeasures:
-    """Everything the summary table says about one model, measured.
+MODEL_NAMES = {"tanh RNN": "tanh RNN", "LSTM": "LSTM",
+               "Transformer (softmax attention)": "Transformer（softmax 注意力）",
+               "sliding-window attention": "滑动窗口注意力", "linear attention": "线性注意力",
+               "selective SSM": "选择性 SSM", ORDER_BLIND: "词元袋（不看顺序的对照）"}
+"""Each model of :data:`KEY_RECALL_MODELS` by its name in Chinese."""
 
-    cost_exponent: fitted p of FLOPs ~ T^p; depths: graph depths at the table's doubling
-    lengths; path_lengths: :func:`path_length` at the table's doubling lengths;
-    gradient_factors: :func:`gradient_path_factors` at the longest of them; gradient_ratio and
-    gradient_ratio_from_one: |dL/dx_{T-d}| relative to d = 0 and to d = 1 at the table's
-    distance; key_recall: the outcome there, as :func:`recall_outcome` words it;
-    pairs_recalled: :func:`pairs_recalled` in words, or "not measured".
-    """
 
-    cost_exponent: float
-    depths: list[int]
-    path_lengths: list[int]
-    gradient_factors: int
-    gradient_ratio: float
-    gradient_ratio_from_one: float
-    key_recall: str
-    pairs_recalled: str = "not measured"
+def model_name(name: str) -> Bilingual:
+    """The name of model ``name`` of :data:`KEY_RECALL_MODELS` in both languages, as Chapter
+    6's tables and figures show it."""
+    check.choice(name=(name, MODEL_NAMES))
+    return Bilingual(name, MODEL_NAMES[name])
+
+
+COUNTED = ("cost_exponent", "depths", "path_lengths", "gradient_factors")
+"""What :func:`counted_measures` counts of one model: the fitted p of FLOPs ~ T^p, the graph
+depths (parallel rounds) at the doubling lengths of the depths, :func:`path_length` at the
+table's doubling lengths, and :func:`gradient_path_factors` at the longest of them."""
 
 
 def counted_measures(name: str, lengths: Sequence[int], flop_lengths: Sequence[int],
-                     shape: ModelShape = ModelShape()) -> dict[str, object]:
-    """The columns of the summary table that model ``name`` is counted for, not trained:
-    ``cost_exponent`` (:func:`layer_cost_exponent` over ``flop_lengths``), ``depths``
-    (:func:`sequential_depths`) and ``path_lengths`` (:func:`path_length`) at ``lengths``, and
-    ``gradient_factors`` (:func:`gradient_path_factors`) at the longest of them: keyword
-    arguments of :class:`ModelMeasures`."""
+                     shape: ModelShape = ModelShape(),
+                     depth_lengths: Sequence[int] | None = None) -> dict[str, object]:
+    """The columns of the summary that model ``name`` is counted for, not trained, as a dict
+    with the keys of :data:`COUNTED`: ``cost_exponent`` (:func:`layer_cost_exponent` over
+    ``flop_lengths``), ``depths`` (:func:`sequential_depths` at ``depth_lengths``, by default
+    ``lengths``), ``path_lengths`` (:func:`path_length` at ``lengths``) and
+    ``gradient_factors`` (:func:`gradient_path_factors` at the longest of ``lengths``)."""
     check.ints("lengths", lengths, least=2, count=2)
     return dict(cost_exponent=layer_cost_exponent(name, flop_lengths, shape),
-                depths=sequential_depths(name, lengths, shape),
+                depths=sequential_depths(name, lengths if depth_lengths is None
+                                         else depth_lengths, shape),
                 path_lengths=[path_length(name, n, shape) for n in lengths],
                 gradient_factors=gradient_path_factors(name, lengths[-1], shape))
 
 
 def counted_measures_of(names: Sequence[str], lengths: Sequence[int],
-                        flop_lengths: Sequence[int], shape: ModelShape = ModelShape()
+                        flop_lengths: Sequence[int], shape: ModelShape = ModelShape(),
+                        depth_lengths: Sequence[int] | None = None
                         ) -> dict[str, dict[str, object]]:
     """:func:`counted_measures` of every model of ``names``, side by side on the cores."""
-    point = (tuple(lengths), tuple(flop_lengths), shape)
+    point = (tuple(lengths), tuple(flop_lengths), shape,
+             None if depth_lengths is None else tuple(depth_lengths))
     runs = over_cores(counted_measures, [(name, *point) for name in names])
     return {name: runs[(name, *point)] for name in names}
 
 
-def _counted_cells(counted: dict[str, object], lengths: Sequence[int]) -> list[str]:
-    """One model's counted columns from :func:`counted_measures` at ``lengths``: cost per layer
-    "O(T²) (1.72)", sequential steps "O(T)", path length at the longest length "64, O(T)"."""
+def _counted_cells(counted: dict[str, object], lengths: Sequence[int],
+                   depth_lengths: Sequence[int] | None = None) -> list[str]:
+    """One model's counted columns from :func:`counted_measures`: cost per layer
+    "O(T²) (1.72)", sequential rounds "O(T)" (at ``depth_lengths``, by default ``lengths``),
+    path length at the longest of ``lengths`` "64, O(T)"."""
     exponent, power = counted["cost_exponent"], round(counted["cost_exponent"])
     return [f"{big_o('T' if power == 1 else f'T^{power}')} ({exponent:.2f})",
-            big_o(growth_label(lengths, counted["depths"])),
+            big_o(growth_label(lengths if depth_lengths is None else depth_lengths,
+                               counted["depths"])),
             f"{counted['path_lengths'][-1]}, "
             f"{big_o(growth_label(lengths, counted['path_lengths']))}"]
+
+
+def _check_counted(counted) -> None:
+    if not isinstance(counted, dict) or not counted or not all(
+            isinstance(m, dict) and set(m) == set(COUNTED) for m in counted.values()):
+        raise TypeError(f"measures must be a non-empty dict of counted_measures, got "
+                        f"{check.describe(counted)}")
 
 
 def joined_summary_table(counted: dict[str, dict[str, object]], lengths: Sequence[int],
@@ -314,32 +245,73 @@ def joined_summary_table(counted: dict[str, dict[str, object]], lengths: Sequenc
                    column[name]] for name, measures in counted.items()])
 
 
-def summary_table(measures: dict[str, ModelMeasures], lengths: Sequence[int], distance: int,
-                  mqar_width: int | None = None) -> Table:
-    """The book's summary table: one row per model, every cell from ``measures``. ``lengths``
-    are the doubling lengths at which depths and path lengths were measured; ``mqar_width`` the
-    width at which pairs were recalled (the column is left out without it)."""
-    if not isinstance(measures, dict) or not measures or not all(
-            isinstance(m, ModelMeasures) for m in measures.values()):
-        raise TypeError(f"measures must be a non-empty dict of ModelMeasures, got {measures!r}")
+def cost_table(measures: dict[str, dict[str, object]], lengths: Sequence[int],
+               depth_lengths: Sequence[int]) -> Table:
+    """The book's summary of what each model costs (Chapter 6, "The book's summary tables"), in
+    both languages: one row per model of ``measures`` (each as :func:`counted_measures` returns
+    it), every cell counted. ``lengths`` are the doubling lengths of the path lengths,
+    ``depth_lengths`` those of the depths."""
+    _check_counted(measures)
     check.ints("lengths", lengths, count=2)
+    check.ints("depth_lengths", depth_lengths, count=2)
+    n = lengths[-1]
+    header = [("model", "模型"), ("cost per layer (fitted exponent)", "每层代价（拟合指数）"),
+              ("sequential rounds", "串行轮数"),
+              (f"path length at T = {n}", f"T = {n} 时的路径长度"),
+              (f"factors on the gradient path at T = {n}", f"T = {n} 时梯度路径上的因子数")]
+    return Table(header, [[model_name(name), *_counted_cells(m, lengths, depth_lengths),
+                           str(m["gradient_factors"])] for name, m in measures.items()])
+
+
+def spread_text(values: Spread) -> Bilingual:
+    """A median and range over draws as a table prints it: "3.6e-01 (2.9e-01–4.4e-01)", or "0
+    (exactly)" (0（恰好为零）) when every draw is exactly 0."""
+    check.instance(values, "values", Spread)
+    if values.low == values.high == 0:
+        return Bilingual("0 (exactly)", "0（恰好为零）")
+    text = f"{values.median:.1e} ({values.low:.1e}–{values.high:.1e})"
+    return Bilingual(text, text)
+
+
+@dataclass(frozen=True)
+class LearningMeasures:
+    """What the learning table says about one model: the gradient ratio at the table's distance
+    relative to d = 0 and to d = 1, each as its median and range over draws; the key-recall
+    result there (a count of seeds in words, or why the model was not trained); and the pairs
+    of multi-query associative recall it recalls at each budget, or None if not measured."""
+
+    gradient_ratio: Spread
+    gradient_ratio_from_one: Spread
+    key_recall: Bilingual
+    pairs_recalled: tuple[Bilingual, ...] | None = None
+
+
+def learning_table(measures: dict[str, LearningMeasures], distance: int,
+                   budgets: Sequence[int], labels: dict[str, Bilingual] | None = None) -> Table:
+    """The book's summary of what each model learns and passes back (Chapter 6, "The book's
+    summary tables"), in both languages: one row per model of ``measures``, named by
+    ``labels[name]`` if given, else by :func:`model_name`; ``distance`` is the distance of the
+    gradient ratio and of key recall, ``budgets`` the training steps at which the pairs were
+    recalled."""
+    if not isinstance(measures, dict) or not measures or not all(
+            isinstance(m, LearningMeasures) for m in measures.values()):
+        raise TypeError(f"measures must be a non-empty dict of LearningMeasures, got "
+                        f"{measures!r}")
     check.positive(distance=distance)
-    header = ["model", "cost per layer (fitted exponent)", "sequential steps",
-              f"path length at T = {lengths[-1]}",
-              f"factors on the gradient path at T = {lengths[-1]}",
-              f"gradient ratio at d = {distance} (to d = 0)", "(to d = 1)",
-              f"key recall at d = {distance}"]
-    if mqar_width is not None:
-        header.append(f"pairs recalled at width {mqar_width}")
+    steps = " / ".join(str(b) for b in check.ints("budgets", budgets))
+    header = [("model", "模型"),
+              (f"gradient ratio at d = {distance}, to d = 0",
+               f"d = {distance} 处的梯度比（相对 d = 0）"),
+              ("to d = 1", "相对 d = 1"),
+              (f"seeds of {len(KEY_RECALL_BUDGET.seeds)} solving key recall at d = {distance}",
+               f"d = {distance} 处解决键回忆的种子数（共 {len(KEY_RECALL_BUDGET.seeds)} 个）"),
+              (f"pairs recalled after {steps} steps", f"{steps} 步后回忆出的键值对数")]
     rows = []
     for name, m in measures.items():
-        ratios = ["0 (exactly)" if r == 0 else f"{r:.1e}"
-                  for r in (m.gradient_ratio, m.gradient_ratio_from_one)]
-        rows.append([
-            name,
-            *_counted_cells(vars(m), lengths),
-            str(m.gradient_factors),
-            *ratios,
-            m.key_recall,
-        ] + ([m.pairs_recalled] if mqar_width is not None else []))
+        pairs = (Bilingual(" / ".join(p.en for p in m.pairs_recalled),
+                           " / ".join(p.zh for p in m.pairs_recalled))
+                 if m.pairs_recalled else Bilingual("not measured", "未测量"))
+        label = (labels or {}).get(name) or model_name(name)
+        rows.append([label, spread_text(m.gradient_ratio),
+                     spread_text(m.gradient_ratio_from_one), m.key_recall, pairs])
     return Table(header, rows)

@@ -11,7 +11,8 @@
 - :func:`matmul_flops`: floating-point operations of the matrix products, counted by
   :class:`torch.utils.flop_counter.FlopCounterMode` (deterministic; elementwise work not counted);
 - :func:`graph_depth`: the longest chain of operations in the autograd graph, i.e. how many
-  steps must run one after another however many processors there are;
+  rounds must run one after another however many processors there are (a cumulative sum
+  counted as the log2 n rounds of a parallel prefix sum);
 - :func:`fitted_exponent`, :func:`crossover_length`, :func:`growth_label`: reading those
   measurements against the sequence length; :func:`fitted_log_slope`, the one least-squares
   slope behind :func:`fitted_exponent` and :func:`fitted_rate` (a per-step factor read off a
@@ -167,10 +168,13 @@ def matmul_flops(fn: Callable[[], object]) -> int:
 
 
 def graph_depth(output: torch.Tensor) -> int:
-    """The number of operations on the longest chain of ``output``'s autograd graph.
+    """The number of rounds on the longest chain of ``output``'s autograd graph.
 
     Operations on one chain must run one after another, so this is the number of sequential
-    steps of the computation, whatever the number of processors (Chapter 6).
+    steps of the computation, whatever the number of processors (Chapter 6). An operation
+    counts one round, but a cumulative sum (or product) over n entries counts
+    ceil(log2 n) rounds, at least one: what a parallel prefix sum needs, so that a running
+    sum written as one call of ``torch.cumsum`` counts as the scan it is.
     """
     if not isinstance(output, torch.Tensor):
         raise TypeError(f"output must be a torch.Tensor, got {type(output).__name__}")
@@ -185,9 +189,20 @@ def graph_depth(output: torch.Tensor) -> int:
         if missing:
             pending.extend(missing)
             continue
-        depth[node] = 1 + max((depth[child] for child in children), default=0)
+        depth[node] = rounds(node) + max((depth[child] for child in children), default=0)
         pending.pop()
     return depth[output.grad_fn]
+
+
+def rounds(node) -> int:
+    """The parallel rounds of one node of an autograd graph (:func:`graph_depth`): 1, or
+    ceil(log2 n) for a cumulative sum or product over n entries."""
+    if type(node).__name__ not in ("CumsumBackward0", "CumprodBackward0"):
+        return 1
+    shape, dim = node._input_metadata[0].shape, node._saved_dim
+    if dim >= len(shape):  # a negative dim, saved as an unsigned 64-bit integer
+        dim -= 2**64
+    return max(1, math.ceil(math.log2(max(shape[dim], 1))))
 
 
 def positive_numbers(count: int | None = None, **named: Sequence[float]) -> list[np.ndarray]:
@@ -335,9 +350,11 @@ def _fused_attention_flops(query_shape, key_shape, value_shape, *args, out_shape
 
 def attention_flops(fn: Callable[[], object]) -> int:
     """:func:`matmul_flops`, counting also PyTorch's fused CPU attention kernel
-    (``torch.nn.functional.scaled_dot_product_attention``), which ``FlopCounterMode`` leaves
-    out on the CPU: its two products, 2 T S d each per head, as for the GPU kernels (the causal
-    half that the kernel may skip is counted, as in the book's own softmax attention)."""
+    (``torch.nn.functional.scaled_dot_product_attention``), which ``FlopCounterMode`` does not
+    see on the CPU, by a formula: its two products, 2 T S d each per head, for the whole
+    T x S matrix, as PyTorch counts its GPU kernels. A causal fused kernel skips the blocks
+    above the diagonal, about half of that; the formula counts them, as the book's own softmax
+    attention computes them (Chapter 6, "What is quadratic and what need not be")."""
     check.callables(fn=fn)
     fused = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
     counter = FlopCounterMode(display=False, custom_mapping={fused: _fused_attention_flops})

@@ -72,8 +72,8 @@ class PairRecallClassifier(nn.Module):
 
     A step of :func:`longdep.tasks.mqar_batch` carries (key, value); it enters the core as the
     sum of a key embedding and a value embedding (the value "asked for" has its own), and every
-    query step, the second half of the sequence, is classified into a value:
-    tokens (batch, time, 2) -> logits (batch * time / 2, num_values), queries in order.
+    step is classified into a value: tokens (batch, time, 2) -> logits (batch * time,
+    num_values), in order. The task's targets score the query steps only.
     """
 
     def __init__(self, core: nn.Module, width: int, num_keys: int, num_values: int):
@@ -87,23 +87,22 @@ class PairRecallClassifier(nn.Module):
         self.head = nn.Linear(width, num_values)
 
     def forward(self, tokens: Tensor) -> Tensor:
-        """tokens (batch, time, 2) int64 -> logits (batch * time / 2, num_values)."""
+        """tokens (batch, time, 2) int64 -> logits (batch * time, num_values)."""
         self.check_tokens(tokens)
         x = self.key_embedding(tokens[..., 0]) + self.value_embedding(tokens[..., 1])
         outputs = core_outputs(self.core, x, "width", self.width)  # (batch, time, width)
-        queries = outputs[:, tokens.shape[1] // 2:]  # (batch, time / 2, width)
-        return self.head(queries).flatten(0, 1)  # (batch * time / 2, num_values)
+        return self.head(outputs).flatten(0, 1)  # (batch * time, num_values)
 
     def check_tokens(self, tokens) -> None:
-        """Raise unless tokens is (batch, time, 2) int64 with time even (pairs, then queries),
-        keys in [0, num_keys) and values in [0, num_values] (num_values: "value asked for")."""
+        """Raise unless tokens is (batch, time, 2) int64 with keys in [0, num_keys) and values
+        in [0, num_values] (num_values: "value asked for")."""
         check.tensor(tokens, "tokens", "(batch, time, 2)", 3, floating=False)
         if tokens.dtype != torch.int64:
             raise TypeError(f"tokens must be int64 ids (batch, time, 2), got "
                             f"{check.describe(tokens)}")
-        if tokens.dim() != 3 or tokens.size(-1) != 2 or tokens.size(1) % 2:
-            raise ValueError(f"tokens must have shape (batch, time, 2) with time even (pairs, then "
-                             f"queries), got {check.describe(tokens)}")
+        if tokens.dim() != 3 or tokens.size(-1) != 2:
+            raise ValueError(f"tokens must have shape (batch, time, 2), got "
+                             f"{check.describe(tokens)}")
         if check.unreadable(tokens):
             return
         for part, name, high in ((0, "keys", self.num_keys), (1, "values", self.num_values + 1)):

@@ -35,12 +35,16 @@ except ImportError:  # copied into a folder of its own, beside _checks.py
 
 def check_self_mixing(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                       mask: torch.Tensor | None, d_model: int, like: torch.Tensor) -> None:
-    """Raise a clear ``ValueError`` unless this is causal self-mixing of (batch, time, d_model)."""
-    if key is not query or value is not query:
-        raise ValueError("this mixer only does self-attention: pass the same tensor three times")
+    """Raise a clear ``ValueError`` unless this is causal self-mixing of (batch, time, d_model):
+    the same tensor three times, or a query of one step, (batch, 1, d_model), that asks for the
+    last position of key = value alone (:class:`EncoderLayer`'s ``last_only``)."""
+    check.sequence(key, d_model, "key", like)
+    check.sequence(query, d_model, "query", like)
+    if value is not key or (query is not key and query.size(1) != 1):
+        raise ValueError("this mixer only does self-attention: pass the same tensor three "
+                         "times, or the last step of it as the query")
     if mask is not None:
         raise ValueError("this mixer is causal by construction and takes no mask")
-    check.sequence(query, d_model, "query", like)
 
 
 class CausalHeadsMixer(MultiHeadAttention):
@@ -69,14 +73,22 @@ class WindowedSelfAttention(CausalHeadsMixer):
         self.window = window
 
     def mix_heads(self, q, k, v):
+        if q.size(-2) != k.size(-2):
+            raise ValueError("window attention computes every position: it takes no query of "
+                             "the last step alone")
         return sliding_window_attention(q, k, v, self.window)
 
 
 class LinearSelfAttention(CausalHeadsMixer):
-    """Causal linear attention with phi = elu + 1 (Katharopoulos et al. 2020)."""
+    """Causal linear attention with phi = elu + 1 (Katharopoulos et al. 2020), in chunks of
+    64 steps, or one chunk of the whole sequence when it is shorter (a longer chunk would only
+    pad it with steps that causality then ignores). A query of the last step alone reads every
+    key, the non-causal sum."""
 
     def mix_heads(self, q, k, v):
-        return linear_attention(q, k, v, causal=True)
+        if q.size(-2) < k.size(-2):  # the last position alone: every key is at or before it
+            return linear_attention(q, k, v, causal=False)
+        return linear_attention(q, k, v, causal=True, chunk_size=min(64, q.size(-2)))
 
 
 class SSMSelfMixer(nn.Module):
@@ -90,6 +102,8 @@ class SSMSelfMixer(nn.Module):
     @check.overflow_checked
     def forward(self, query, key, value, mask=None):
         check_self_mixing(query, key, value, mask, self.d_model, self.ssm.D)
+        if query is not key:  # the last position alone
+            return self.ssm.last_output(key), None
         return self.ssm(query), None
 
 

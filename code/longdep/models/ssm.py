@@ -122,3 +122,17 @@ class SelectiveSSM(nn.Module):
         states = SCANS[self.scan](decay, drive)  # (batch, time, d_model, state_size)
         return torch.einsum("btcn,btn->btc", states, C) + self.D * x
 
+    @check.overflow_checked
+    def last_output(self, x: torch.Tensor) -> torch.Tensor:
+        """The last output alone, x (batch, time, d_model) -> y_T (batch, 1, d_model), equal to
+        ``forward(x)[:, -1:]`` to round-off, without a scan: h_T = sum_t (prod_{s>t} Abar_s)
+        Bbar_t x_t, each product formed as exp(A sum_{s>t} Delta_s) from a suffix sum of the
+        steps (what a classifier of the last step needs, Chapter 6's key recall)."""
+        _, drive, C = self.discretize(x)
+        delta = nn.functional.softplus(self.delta_proj(x))  # (batch, time, d_model)
+        suffix = delta.flip(1).cumsum(1).flip(1)  # sum over s >= t
+        later = torch.cat([suffix[:, 1:], torch.zeros_like(suffix[:, :1])], dim=1)  # s > t
+        weights = torch.exp(later[..., None] * -torch.exp(self.A_log))  # (b, t, d_model, n)
+        state = (weights * drive).sum(dim=1)  # h_T, (batch, d_model, state_size)
+        return (torch.einsum("bcn,bn->bc", state, C[:, -1]) + self.D * x[:, -1])[:, None]
+

@@ -136,20 +136,31 @@ def plot_performer_errors(feature_counts: list[int], errors: dict[str, np.ndarra
         f"m^(-1/2)。误差的中位数：{ends}。"))
 
 
-def plot_model_gradients(ratios: dict[str, np.ndarray], reach: int):
+def plot_model_gradients(ratios: dict[str, np.ndarray], reach: int, distance: int):
     """Chapter 6's gradient figure: |dL/dx_{T-d}| / |dL/dx_T| against the distance d for every
-    model of the book, at initialisation; exact zeros (beyond the window's ``reach``) cannot be
-    drawn on a log axis, so a curve stops where its ratios become zero. The left panel shows
-    the whole range, the right one only 1e-5 to 1, where all curves but the tanh RNN's lie."""
-    check_curves("ratios", ratios)
+    model of the book, at initialisation; ``ratios`` maps a model's name to a (draws, time)
+    array, one row per draw of the weights and inputs, drawn as the median over the draws and
+    a band from the lowest to the highest. Exact zeros (beyond the window's ``reach``) cannot be
+    drawn on a log axis, so a curve stops where its ratios become zero. The left panel shows the
+    whole range, the right one only 1e-5 to 1, where all curves but the tanh RNN's lie; the alt
+    text gives each median at ``distance``."""
+    check_curves("ratios", ratios, dims=2)
     if isinstance(reach, bool) or not isinstance(reach, (int, np.integer)) or reach < 0:
         raise ValueError(f"reach must be a non-negative int, got {reach!r}")
+    steps = np.shape(next(iter(ratios.values())))[1]
+    if isinstance(distance, bool) or not isinstance(distance, (int, np.integer)) \
+            or not 0 < distance < steps:
+        raise ValueError(f"distance must be an int from 1 to {steps - 1}, got {distance!r}")
     fig, (whole, near) = plt.subplots(1, 2, figsize=(11, 4.0), layout="constrained")
     for ax in (whole, near):
-        for name, ratio in ratios.items():
-            distance = np.arange(len(ratio))
-            shown = ratio > 0
-            ax.semilogy(distance[1:][shown[1:]], ratio[1:][shown[1:]], label=localised(name))
+        for name, grid in ratios.items():
+            grid = np.asarray(grid, dtype=float)
+            median, low, high = np.median(grid, axis=0), grid.min(axis=0), grid.max(axis=0)
+            d = np.arange(grid.shape[1])
+            shown = (low > 0) & (d > 0)
+            (line,) = ax.semilogy(d[shown], median[shown], label=localised(name))
+            ax.fill_between(d[shown], low[shown], high[shown], color=line.get_color(),
+                            alpha=0.2, lw=0)
         ax.axvline(reach, color="grey", lw=0.8, ls=":")
         ax.set_xlabel(words("distance d (steps back from the last position)",
                             "距离 d（从最后一个位置往回数的步数）"))
@@ -162,96 +173,110 @@ def plot_model_gradients(ratios: dict[str, np.ndarray], reach: int):
                           "初始化时到达距离 d 的梯度（float64）"))
     near.set_title(words("the same, from 1e-5 to 1", "同上，1e-5 到 1 之间"))
     whole.legend(fontsize=8, loc="lower left")
-    return closed_for_display(fig, alt=_gradients_alt(ratios, reach))
+    return closed_for_display(fig, alt=_gradients_alt(ratios, reach, distance))
 
 
-def _gradients_alt(ratios: dict, reach: int) -> str:
-    """What plot_model_gradients shows: each model's ratio at the largest distance (two
-    digits, as Chapter 6 glues them), and which curves stop (exact zeros) and where."""
-    far = len(next(iter(ratios.values()))) - 1
+def _gradients_alt(ratios: dict, reach: int, distance: int) -> str:
+    """What plot_model_gradients shows: each model's median ratio at ``distance`` (two digits,
+    as Chapter 6 glues them), and which curves stop (exact zeros in every draw) and where."""
+    draws, steps = np.shape(next(iter(ratios.values())))
     ends = []
-    for name, ratio in ratios.items():
-        zero = np.flatnonzero(ratio[1:] == 0)
+    for name, grid in ratios.items():
+        grid = np.asarray(grid, dtype=float)
+        zero = np.flatnonzero((grid[:, 1:] == 0).all(axis=0))
         ends.append(words(f"{localised(name)} exactly 0 from d = {zero[0] + 1} on",
                           f"{localised(name)}从 d = {zero[0] + 1} 起恰好为 0")
-                    if zero.size else f"{localised(name)} {ratio[-1]:.2g}")
+                    if zero.size and zero[0] + 1 <= distance else
+                    f"{localised(name)} {np.median(grid[:, distance]):.2g}")
     return words(
         f"Two semi-log panels of the gradient reaching distance d, relative to the last "
-        f"position, for every model at initialisation, d from 1 to {far}; the right panel "
-        f"shows only 1e-5 to 1, and a dotted line marks the window's reach, {reach}. At d = "
-        f"{far}: " + "; ".join(ends) + ".",
+        f"position, for every model at initialisation, d from 1 to {steps - 1}: the median over "
+        f"{draws} draws and a band from the lowest to the highest; the right panel shows only "
+        f"1e-5 to 1, and a dotted line marks the window's reach, {reach}. The medians at d = "
+        f"{distance}: " + "; ".join(ends) + ".",
         f"两幅半对数坐标图：初始化时每个模型到达距离 d 的梯度相对于最后一个位置的比值，d 从 1 到 "
-        f"{far}；右图只显示 1e-5 到 1 之间，点线标出窗口的覆盖范围 {reach}。d = {far} 处："
-        + "；".join(ends) + "。")
+        f"{steps - 1}：{draws} 次抽取的中位数，带为最低到最高；右图只显示 1e-5 到 1 之间，点线标出"
+        f"窗口的覆盖范围 {reach}。d = {distance} 处的中位数：" + "；".join(ends) + "。")
 
 
-def plot_mqar(pair_counts: list[int], accuracies: dict[str, np.ndarray], chance: float,
-              width: int, recalled: float | None = None):
+def plot_mqar(pair_counts: list[int], accuracies: dict[str, np.ndarray], budgets: list[int],
+              chance: float, width: int, head_width: int, recalled: dict | None = None):
     """Chapter 6's MQAR figure: held-out accuracy against the number of key-value pairs, one
-    line per model (the mean over seeds, the band from the lowest to the highest seed), with
-    chance marked. ``accuracies`` maps a model's name to a (seeds, len(pair_counts)) array.
-    With ``recalled`` (the mean accuracy from which a number of pairs counts as recalled,
-    longdep.experiments.efficient.RECALLED) the alt text says how many pairs each model
-    recalls, the statistic Chapter 6 prints; without, it gives the means at the fewest and
-    the most pairs."""
-    check_curves("accuracies", accuracies, len(pair_counts), dims=2)
+    panel per budget of ``budgets`` (training steps), one line per model (the mean over seeds,
+    the band from the lowest to the highest seed), with chance and, dotted, the ``head_width``
+    d_k pairs that one head of linear attention holds without cross-talk. ``accuracies`` maps a
+    model's name to a (budgets, seeds, len(pair_counts)) array. With ``recalled`` (a model's
+    name -> the pairs it recalls after each budget, a str or longdep.book.Bilingual each, as
+    Chapter 6 prints them) the alt text gives those; without, each model's mean accuracy at the
+    fewest and the most pairs."""
+    check_curves("accuracies", accuracies, len(pair_counts), dims=3)
+    if any(np.shape(grid)[0] != len(budgets) for grid in accuracies.values()):
+        raise ValueError(f"accuracies must hold one grid per budget of budgets ({len(budgets)}) "
+                         f"along their first axis, got shapes "
+                         f"{[np.shape(grid) for grid in accuracies.values()]}")
     if not 0 < chance < 1:
         raise ValueError(f"chance must be between 0 and 1, got {chance!r}")
-    if recalled is not None and not 0 < recalled < 1:
-        raise ValueError(f"recalled must be between 0 and 1, got {recalled!r}")
-    fig, ax = plt.subplots(figsize=(6.0, 3.8), layout="constrained")
+    if recalled is not None and (set(recalled) != set(accuracies) or any(
+            len(labels) != len(budgets) for labels in recalled.values())):
+        raise ValueError("recalled must give every model of accuracies one label per budget")
+    fig, axes = plt.subplots(1, len(budgets), figsize=(4.6 * len(budgets), 3.8), sharey=True,
+                             layout="constrained")
+    axes = np.atleast_1d(axes)
     pairs = np.asarray(pair_counts, dtype=float)
-    for name, grid in accuracies.items():
-        grid = np.asarray(grid, dtype=float)
-        (line,) = ax.plot(pairs, grid.mean(axis=0), "o-", label=localised(name))
-        ax.fill_between(pairs, grid.min(axis=0), grid.max(axis=0), color=line.get_color(),
-                        alpha=0.2, lw=0)
-    ax.axhline(chance, color="grey", lw=0.9, ls="--",
-               label=words(f"chance ({chance:g})", f"随机猜测（{chance:g}）"))
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(pairs, [f"{p:g}" for p in pair_counts])
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel(words("key-value pairs to remember", "要记住的键值对数"))
-    ax.set_ylabel(words("held-out accuracy on the queries\n(line: mean of seeds, band: range)",
-                        "查询上的留出集准确率\n（线：种子的均值，带：范围）"))
-    ax.set_title(words(f"multi-query associative recall, one layer of width {width}",
-                       f"多查询联想回忆，一层，宽度 {width}"))
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(0.0, 0.62))
-    return closed_for_display(fig, alt=_mqar_alt(pair_counts, accuracies, chance, width,
-                                                 recalled))
+    for panel, (ax, steps) in enumerate(zip(axes, budgets)):
+        for name, grids in accuracies.items():
+            grid = np.asarray(grids, dtype=float)[panel]
+            (line,) = ax.plot(pairs, grid.mean(axis=0), "o-", label=localised(name))
+            ax.fill_between(pairs, grid.min(axis=0), grid.max(axis=0), color=line.get_color(),
+                            alpha=0.2, lw=0)
+        ax.axhline(chance, color="grey", lw=0.9, ls="--",
+                   label=words(f"chance ({chance:g})", f"随机猜测（{chance:g}）"))
+        ax.axvline(head_width, color="grey", lw=0.9, ls=":",
+                   label=words(f"$d_k$ = {head_width} pairs", f"$d_k$ = {head_width} 对"))
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(pairs, [f"{p:g}" for p in pair_counts])
+        ax.minorticks_off()
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel(words("key-value pairs to remember", "要记住的键值对数"))
+        ax.set_title(words(f"after {steps} training steps", f"训练 {steps} 步后"))
+    axes[0].set_ylabel(words("held-out accuracy on the queries\n(line: mean of seeds, band: range)",
+                             "查询上的留出集准确率\n（线：种子的均值，带：范围）"))
+    axes[0].legend(fontsize=8, loc="lower left")
+    fig.suptitle(words(f"Multi-query associative recall, one layer of width {width}",
+                       f"多查询联想回忆，一层，宽度 {width}"), fontsize=11)
+    return closed_for_display(fig, alt=_mqar_alt(pair_counts, accuracies, budgets, chance,
+                                                 width, recalled))
 
 
-def _mqar_alt(pair_counts: list[int], accuracies: dict, chance: float, width: int,
-              recalled: float | None) -> str:
-    """What plot_mqar shows: the pairs each model recalls (or its mean accuracy at the fewest
-    and the most pairs), and chance."""
-    results = []
-    for name, grid in accuracies.items():
-        means = np.asarray(grid, dtype=float).mean(axis=0)
-        if recalled is None:
-            results.append(words(
-                f"{localised(name)} {means[0]:.2f} at {pair_counts[0]} pairs, {means[-1]:.2f} at "
-                f"{pair_counts[-1]}",
-                f"{localised(name)}：{pair_counts[0]} 对时 {means[0]:.2f}，{pair_counts[-1]} 对时 "
-                f"{means[-1]:.2f}"))
-            continue
-        counts = [p for p, mean in zip(pair_counts, means) if mean >= recalled]
-        results.append(words(f"{localised(name)} {counts[-1]}",
-                             f"{localised(name)} {counts[-1]} 对")
-                       if counts else
-                       words(f"{localised(name)} fewer than {pair_counts[0]}",
-                             f"{localised(name)}不到 {pair_counts[0]} 对"))
-    summary = (words("the mean accuracy over the seeds is ", "各种子的平均准确率为：")
-               if recalled is None else
-               words(f"counting a number of pairs as recalled when the mean accuracy over the "
-                     f"seeds reaches {recalled:g}, the pairs recalled are ",
-                     f"以各种子的平均准确率达到 {recalled:g} 为回忆成功，回忆出的键值对数为："))
+def _mqar_alt(pair_counts: list[int], accuracies: dict, budgets: list[int], chance: float,
+              width: int, recalled: dict | None) -> str:
+    """What plot_mqar shows: per budget, the pairs each model recalls (or its mean accuracy at
+    the fewest and the most pairs), and chance."""
+    panels = []
+    for panel, steps in enumerate(budgets):
+        results = []
+        for name, grids in accuracies.items():
+            means = np.asarray(grids, dtype=float)[panel].mean(axis=0)
+            results.append(
+                words(f"{localised(name)} {localised(recalled[name][panel])}",
+                      f"{localised(name)}：{localised(recalled[name][panel])}")
+                if recalled else words(
+                    f"{localised(name)} {means[0]:.2f} at {pair_counts[0]} pairs, "
+                    f"{means[-1]:.2f} at {pair_counts[-1]}",
+                    f"{localised(name)}：{pair_counts[0]} 对时 {means[0]:.2f}，"
+                    f"{pair_counts[-1]} 对时 {means[-1]:.2f}"))
+        panels.append(words(f"after {steps} steps, ", f"训练 {steps} 步后，")
+                      + joined(results, clauses=True))
+    summary = (words("the most pairs that most seeds recall: ",
+                     "多数种子能回忆出的最多键值对数：") if recalled else
+               words("the mean accuracy over the seeds: ", "各种子的平均准确率："))
     return words(
-        f"Held-out accuracy of multi-query associative recall with one layer of width {width}, "
-        f"against the number of key-value pairs ({joined(map(str, pair_counts))}, log axis): "
-        f"a line for the mean over the seeds, a band from the lowest to the highest seed, and "
-        f"a dashed line at chance, {chance:g}; {summary}" + "; ".join(results) + ".",
-        f"宽度为 {width} 的一层模型做多查询联想回忆的留出集准确率，随键值对数"
+        f"{len(budgets)} panels of the held-out accuracy of multi-query associative recall "
+        f"with one layer of width {width}, against the number of key-value pairs "
+        f"({joined(map(str, pair_counts))}, log axis): a line for the mean over the seeds, a "
+        f"band from the lowest to the highest seed, a dashed line at chance, {chance:g}, and a "
+        f"dotted line at d_k; {summary}" + words("; ", "；").join(panels) + ".",
+        f"{len(budgets)} 幅图：宽度为 {width} 的一层模型做多查询联想回忆的留出集准确率，随键值对数"
         f"（{joined(map(str, pair_counts))}，对数坐标）的变化：线为各种子的均值，带为最低到最高的"
-        f"种子，虚线是随机猜测的水平 {chance:g}；{summary}" + "；".join(results) + "。")
-
+        f"种子，虚线是随机猜测的水平 {chance:g}，点线标出 d_k；{summary}"
+        + words("; ", "；").join(panels) + "。")
