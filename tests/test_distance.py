@@ -16,7 +16,7 @@ from longdep.experiments.distance import (
     distance_profiles,
     gate_profiles,
 )
-from longdep.measure.cost import fitted_rate
+from longdep.measure.fit import fitted_rate
 from longdep.measure.gradients import distance_profile
 from longdep.models.attention import causal_mask
 from longdep.models.forgetting import alibi_slopes

@@ -45,16 +45,14 @@ from longdep.experiments.summary_recall import (
     verdict,
 )
 from longdep.measure.cost import (
-    crossover_length,
-    fitted_exponent,
     graph_depth,
-    growth_label,
     interleaved_seconds,
     matmul_flops,
     peak_allocated_bytes,
     peak_tensor_bytes,
     seconds_per_call,
 )
+from longdep.measure.fit import crossover_length, fitted_exponent, growth_label
 from longdep.measure.gradients import ssm_decay_products
 from longdep.measure.reach import masked_path_length, sweep_outputs
 from longdep.models.attention import (

@@ -5,7 +5,7 @@ import math
 
 import pytest
 import torch
-from longdep.measure import cost, gradients, layers
+from longdep.measure import cost, fit, gradients, layers
 from longdep.models.rnn import ElmanRNN
 from torch import nn
 
@@ -30,26 +30,26 @@ F64 = torch.float64
     (lambda: cost.interleaved_seconds({"a": 3}), TypeError, r"calls\['a'\] must be callable"),
     (lambda: cost.interleaved_seconds({"a": lambda: 0}, 1, 0), ValueError,
      r"threads must be at least 1"),
-    (lambda: cost.fitted_exponent([1], [1]), ValueError, r"lengths must hold two or more"),
-    (lambda: cost.fitted_exponent(["a", "b"], [1, 2]), TypeError,
+    (lambda: fit.fitted_exponent([1], [1]), ValueError, r"lengths must hold two or more"),
+    (lambda: fit.fitted_exponent(["a", "b"], [1, 2]), TypeError,
      r"lengths must hold numbers only"),
-    (lambda: cost.fitted_exponent([1, 2], [math.nan, 2]), ValueError,
+    (lambda: fit.fitted_exponent([1, 2], [math.nan, 2]), ValueError,
      r"values must be finite and positive"),
-    (lambda: cost.fitted_exponent([1, 2], [1, 2, 3]), ValueError, r"values must hold 2 numbers"),
-    (lambda: cost.fitted_rate([0, 1], [1.0, -1.0]), ValueError, r"values must be finite and "
+    (lambda: fit.fitted_exponent([1, 2], [1, 2, 3]), ValueError, r"values must hold 2 numbers"),
+    (lambda: fit.fitted_rate([0, 1], [1.0, -1.0]), ValueError, r"values must be finite and "
      "positive"),
-    (lambda: cost.fitted_rate([0, 1], [1, 2, 3]), ValueError,
+    (lambda: fit.fitted_rate([0, 1], [1, 2, 3]), ValueError,
      r"distances must hold 3 finite numbers, one per value"),
-    (lambda: cost.fitted_rate(["a", "b"], [1, 2]), TypeError, r"distances must hold numbers only"),
-    (lambda: cost.fitted_log_slope([0, 1, 2], [1, 2]), ValueError,
+    (lambda: fit.fitted_rate(["a", "b"], [1, 2]), TypeError, r"distances must hold numbers only"),
+    (lambda: fit.fitted_log_slope([0, 1, 2], [1, 2]), ValueError,
      r"x must hold 2 finite numbers, one per value"),
-    (lambda: cost.fitted_log_slope([0, 1], [1, 0]), ValueError,
+    (lambda: fit.fitted_log_slope([0, 1], [1, 0]), ValueError,
      r"values must be finite and positive"),
-    (lambda: cost.crossover_length([1, 2], [-1, 2], [1, 2]), ValueError,
+    (lambda: fit.crossover_length([1, 2], [-1, 2], [1, 2]), ValueError,
      r"first must be finite and positive"),
-    (lambda: cost.crossover_length(3, [1], [1]), TypeError, r"lengths must be a list of numbers"),
-    (lambda: cost.growth_label([1, 2, 4], [1, 2]), ValueError, r"values must hold 3 numbers"),
-    (lambda: cost.growth_label([1, 3, 9], [1, 2, 3]), ValueError,
+    (lambda: fit.crossover_length(3, [1], [1]), TypeError, r"lengths must be a list of numbers"),
+    (lambda: fit.growth_label([1, 2, 4], [1, 2]), ValueError, r"values must hold 3 numbers"),
+    (lambda: fit.growth_label([1, 3, 9], [1, 2, 3]), ValueError,
      r"lengths must be three or more, each twice the one before"),
 ])
 def test_measurements_check_their_arguments_by_name(call, error, message):
@@ -59,9 +59,9 @@ def test_measurements_check_their_arguments_by_name(call, error, message):
 
 def test_the_checked_fits_still_read_numpy_and_torch_numbers():
     values = [torch.tensor(4.0), torch.tensor(16.0), torch.tensor(64.0)]
-    assert cost.fitted_exponent([2, 4, 8], values) == pytest.approx(2.0)
+    assert fit.fitted_exponent([2, 4, 8], values) == pytest.approx(2.0)
     # the per-step rate of Chapter 2: values 3 * 0.5^d give log-slope ln 0.5 exactly
     distances = torch.arange(5, dtype=F64)
-    assert cost.fitted_log_slope(distances, 3 * 0.5**distances) == pytest.approx(math.log(0.5))
-    assert cost.growth_label([2, 4, 8], torch.tensor([1.0, 2.0, 3.0])) == "log T"
-    assert math.isnan(cost.crossover_length([1, 2], [1, 2], [3, 4]))  # no crossing in range
+    assert fit.fitted_log_slope(distances, 3 * 0.5**distances) == pytest.approx(math.log(0.5))
+    assert fit.growth_label([2, 4, 8], torch.tensor([1.0, 2.0, 3.0])) == "log T"
+    assert math.isnan(fit.crossover_length([1, 2], [1, 2], [3, 4]))  # no crossing in range

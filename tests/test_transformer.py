@@ -36,7 +36,7 @@ from longdep.experiments.warmup import (
     depth_sweep_run,
     mean_warmup_rate,
 )
-from longdep.measure.cost import fitted_exponent
+from longdep.measure.fit import fitted_exponent
 from longdep.models.attention import causal_mask
 from longdep.models.transformer import (
     EncoderLayer,

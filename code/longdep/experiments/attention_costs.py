@@ -18,12 +18,11 @@ from torch import nn
 from longdep.book import Bilingual, Table, significant
 from longdep.measure.cost import (
     attention_flops,
-    crossover_length,
-    fitted_exponent,
     interleaved_seconds,
     matmul_flops,
     peak_allocated_bytes,
 )
+from longdep.measure.fit import crossover_length, fitted_exponent
 from longdep.models import _checks as check
 from longdep.models.attention import causal_mask, scaled_dot_product_attention
 from longdep.models.decode import (
@@ -119,7 +118,7 @@ class AttentionCosts:
     def flop_crossings(self, kinds: Sequence[str] = ("sliding window", "linear")
                        ) -> dict[str, float]:
         """The length beyond which softmax attention does more FLOPs than each of ``kinds``
-        (:func:`longdep.measure.cost.crossover_length`; nan if none in range)."""
+        (:func:`longdep.measure.fit.crossover_length`; nan if none in range)."""
         return {kind: crossover_length(self.lengths, self.flops["softmax"], self.flops[kind])
                 for kind in kinds}
 
@@ -165,7 +164,7 @@ def attention_seconds(lengths: Sequence[int], features: int = 32, window: int = 
 def crossover_phrase(lengths: Sequence[int], first: Sequence[float], second: Sequence[float]
                      ) -> Bilingual:
     """Where the timed ``first`` overtakes the timed ``second`` for good
-    (:func:`longdep.measure.cost.crossover_length`), in words for the prose, in both languages:
+    (:func:`longdep.measure.fit.crossover_length`), in words for the prose, in both languages:
     "at about T = 310" (约在 T = 310 处; two significant digits), or, when there is no crossing
     in the timed range, "beyond the timed range (T > 2048)" or "below the timed range
     (T < 32)". A page can glue it whatever the measurement gave (Chapter 6, "The quadratic

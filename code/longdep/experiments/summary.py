@@ -26,12 +26,8 @@ from longdep.book import Bilingual, Table
 from longdep.experiments.key_recall import KEY_RECALL_BUDGET
 from longdep.experiments.registry import ORDER_BLIND, ModelShape, model_kind
 from longdep.experiments.workers import over_cores
-from longdep.measure.cost import (
-    fitted_exponent,
-    graph_depth,
-    growth_label,
-    matmul_flops,
-)
+from longdep.measure.cost import graph_depth, matmul_flops
+from longdep.measure.fit import fitted_exponent, growth_label
 from longdep.measure.gradients import distance_profile, ratios_by_distance
 from longdep.measure.reach import first_dependent_layer, sweep_outputs
 from longdep.models import _checks as check

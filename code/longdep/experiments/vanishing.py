@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import torch
 
-from longdep.measure.cost import fitted_rate
+from longdep.measure.fit import fitted_rate
 from longdep.measure.gradients import finite_or_inf
 from longdep.models import _checks as check
 from longdep.models.rnn import ACTIVATIONS, ElmanRNN
@@ -145,7 +145,7 @@ def probe_networks(weights: torch.Tensor, x: torch.Tensor, activation: str = "ta
 def fitted_rates(ratios: torch.Tensor, fit=(10, 100)) -> torch.Tensor:
     """The per-step rate of the gradient norm of each network (Chapter 2, "The inputs decide" and
     "The theory that predicts the measurement"): exp of the least-squares slope of log ratio
-    against the distance d for d in [fit[0], fit[1]] (:func:`longdep.measure.cost
+    against the distance d for d in [fit[0], fit[1]] (:func:`longdep.measure.fit
     .fitted_rate`). ratios (networks, time) as :func:`probe_networks` returns them, with
     time > fit[1]; returns (networks,)."""
     check.tensor(ratios, "ratios", "(networks, time)", 2)
