@@ -2,6 +2,7 @@
 equality the chapter states, and clear errors."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -748,6 +749,14 @@ def test_the_joined_summary_prints_the_summary_tables_counted_cells():
     assert all(cell in in_costs for cell in ("16, O(T)", "O(T) (1.00)", "1, O(1)"))
     with pytest.raises(ValueError, match="counted and column must be dicts of the same models"):
         summary.joined_summary_table(counted, [4, 8, 16], ("a", "甲"), {"LSTM": "1"})
+    # rounds counted at lengths where linear attention runs chunked, as Chapter 6's table does
+    long = [128, 256, 512]
+    rounds = {"linear attention": counted_measures("linear attention", [4, 8, 16], [16, 32],
+                                                   replace(shape, max_len=512), long)}
+    joined = repr(summary.joined_summary_table(rounds, [4, 8, 16], ("reach", "距离"),
+                                               {"linear attention": "16"}, depth_lengths=long))
+    assert "O(log T)" in joined and "sequential rounds" in joined and "串行轮数" in joined
+    assert "O(log T)" in repr(summary.cost_table(rounds, [4, 8, 16], long))
 
 
 def test_spawned_workers_return_the_same(monkeypatch):

@@ -225,20 +225,24 @@ def _check_counted(counted) -> None:
 
 def joined_summary_table(counted: dict[str, dict[str, object]], lengths: Sequence[int],
                          header: tuple[str, str], column: dict[str, object],
-                         labels: dict[str, object] | None = None) -> Table:
+                         labels: dict[str, object] | None = None,
+                         depth_lengths: Sequence[int] | None = None) -> Table:
     """Chapter 7's join of the summary: :func:`_counted_cells` of every model of ``counted``
-    beside ``column[name]``, under ``header`` (English, Chinese); a model named by
-    ``labels[name]`` (a string or a :class:`longdep.book.Bilingual`), else by its name."""
+    (its sequential rounds at ``depth_lengths``, by default ``lengths``, as Chapter 6's
+    :func:`cost_table` counts them) beside ``column[name]``, under ``header`` (English,
+    Chinese); a model named by ``labels[name]`` (a string or a :class:`longdep.book.Bilingual`),
+    else by its name."""
     check.ints("lengths", lengths, count=3)
     if not isinstance(counted, dict) or not counted or set(column) != set(counted):
         raise ValueError(f"counted and column must be dicts of the same models, got "
                          f"{counted!r} and {column!r}")
-    return Table([("model", "模型"), ("cost per layer (fitted exponent)", "每层计算量（拟合指数）"),
-                  ("sequential steps", "顺序步数"),
+    return Table([("model", "模型"), ("cost per layer (fitted exponent)", "每层代价（拟合指数）"),
+                  ("sequential rounds", "串行轮数"),
                   (f"path length at T = {lengths[-1]}", f"T = {lengths[-1]} 时的路径长度"),
                   header],
-                 [[(labels or {}).get(name, name), *_counted_cells(measures, lengths),
-                   column[name]] for name, measures in counted.items()])
+                 [[(labels or {}).get(name, name),
+                   *_counted_cells(measures, lengths, depth_lengths), column[name]]
+                  for name, measures in counted.items()])
 
 
 def cost_table(measures: dict[str, dict[str, object]], lengths: Sequence[int],
