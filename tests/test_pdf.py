@@ -290,11 +290,16 @@ def test_the_pdf_is_tagged(edition):
     assert re.search(r"^Tagged:\s+yes$", info, re.MULTILINE), info
 
 
-def outline(pdf: Path) -> list[tuple[str, list]]:
-    """The PDF's outline as (title, children) pairs, read from poppler's XML rendering."""
+def outline_xml(pdf: Path) -> ElementTree.Element:
+    """The PDF's outline (its bookmarks), read from poppler's XML rendering."""
     xml = run("pdftohtml", "-xml", "-i", "-q", "-stdout", "-f", "1", "-l", "1", str(pdf))
     start, end = xml.find("<outline>"), xml.rfind("</outline>")
     assert start >= 0, "the PDF has no outline"
+    return ElementTree.fromstring(xml[start:end + len("</outline>")])
+
+
+def outline(pdf: Path) -> list[tuple[str, list]]:
+    """The PDF's outline as (title, children) pairs."""
 
     def entries(element) -> list[tuple[str, list]]:
         found = []
@@ -305,7 +310,7 @@ def outline(pdf: Path) -> list[tuple[str, list]]:
                 found[-1][1].extend(entries(child))
         return found
 
-    return entries(ElementTree.fromstring(xml[start:end + len("</outline>")]))
+    return entries(outline_xml(pdf))
 
 
 def plain_heading(fragment: str) -> str:
@@ -347,9 +352,13 @@ LANGUAGE_PART = re.compile(r'<div class="longdep-lang" lang="([\w-]+)">(.*?)</di
 
 def bilingual_lines(notebook: Path) -> dict[str, set[str]]:
     """The lines of text of a notebook's bilingual outputs (printed texts, table cells), by
-    language tag ("en", "zh-CN")."""
+    language tag ("en", "zh-CN"). A cell that nbval does not compare (tagged
+    nbval-ignore-output: timings, training another processor may change) may print other digits
+    when the build runs it again, so its lines are left out."""
     lines = {}
     for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        if "nbval-ignore-output" in cell.get("metadata", {}).get("tags", []):
+            continue
         for output in cell.get("outputs", []):
             for language, part in LANGUAGE_PART.findall("".join(
                     output.get("data", {}).get("text/html", ""))):
@@ -363,13 +372,13 @@ def bilingual_lines(notebook: Path) -> dict[str, set[str]]:
 
 
 def chapter_pages(edition: Edition, page: str) -> str:
-    """The text of the PDF pages of one chapter: from the page that opens with its number to
-    the page before the next chapter's."""
-    number = book_pages().index(page)  # the intro is page 0, the chapters count from 1
+    """The text of the PDF pages of one chapter: from the page its bookmark points to up to the
+    page before the next top-level bookmark's (the first bookmark is the contents page's, then
+    one for every page of the book in the order of _toc.yml)."""
+    starts = [int(item.get("page")) for item in outline_xml(edition.pdf) if item.tag == "item"]
+    number = book_pages().index(page) + 1
     text = pdf_text(edition.pdf).split("\f")
-    first = next(i for i, t in enumerate(text) if t.lstrip().startswith(f"{number}. "))
-    last = next(i for i, t in enumerate(text) if t.lstrip().startswith(f"{number + 1}. "))
-    return "".join(text[first:last])
+    return "".join(text[starts[number] - 1:starts[number + 1] - 1])
 
 
 @pytest.mark.parametrize("page", BILINGUAL_CHAPTERS)
@@ -384,7 +393,7 @@ def test_a_chapter_of_the_pdf_shows_the_outputs_of_its_own_language(edition, pag
         notebook.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "code"))
     other = {line for line in lines["en" if edition.language.startswith("zh") else "zh-CN"]
              if line not in own and squeezed(line) not in code}
-    assert len(own) > 20 and len(other) > 10, "the chapter prints texts and tables"
+    assert len(own) > 10 and len(other) > 2, "the chapter prints texts and tables"
     text = squeezed(chapter_pages(edition, page))
     missing = [line for line in own if squeezed(line) not in text]
     assert not missing, f"outputs missing from the {edition.language} PDF: {missing[:5]}"

@@ -11,6 +11,10 @@ serious on every page of both editions, fixed where it comes from.
   theme's buttons name themselves with an ``aria-label`` that leaves out what they show ("Ctrl+K",
   the colour mode's icon title), so a speech-input user who says what they see misses the button
   ("label-content-name-mismatch", serious).
+- A collapsed code cell (myst-nb's hide-cell, each chapter's Colab install block): its
+  ``<summary>`` is named "Toggle hidden content" by an ``aria-label`` while it shows "Show code
+  cell content" ("label-content-name-mismatch", serious). Without the label, its name is the
+  words it shows.
 - Code revealed by a dropdown (static/accessibility.js): a code block too wide for the page must
   be reachable by keyboard to scroll it ("scrollable-region-focusable", serious).
 
@@ -18,6 +22,7 @@ The templates and static files sit in the folders that editions.py adds to the b
 """
 
 from docutils import nodes
+from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput, visit_HideCellInput
 
 
 def visit_citation(self, node):
@@ -26,9 +31,18 @@ def visit_citation(self, node):
     self.body[-1] = self.body[-1].replace('role="doc-biblioentry"', 'role="listitem"')
 
 
+def visit_hidden_cell(self, node):
+    """myst-nb's <details> for a collapsed cell, its <summary> named by the words it shows."""
+    opened = len(self.body)
+    visit_HideCellInput(self, node)
+    self.body[opened:] = [part.replace(' aria-label="Toggle hidden content"', "")
+                          for part in self.body[opened:]]
+
+
 def setup(app):
     app.setup_extension("editions")
     app.add_node(nodes.citation, override=True, html=(visit_citation, None))
+    app.add_node(HideCodeCellNode, override=True, html=(visit_hidden_cell, depart_HideCellInput))
     app.add_css_file("accessibility.css")
     app.add_js_file("accessibility.js", loading_method="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
