@@ -19,13 +19,6 @@ BACK_MATTER = [BOOK / "errata.md", BOOK / "notation.md", BOOK / "glossary.md"]
 # The source article's title, exactly (its term 长时依赖 is the book's 长程依赖).
 ARTICLE_TITLE = "《Transformer 从0到1：长时依赖问题的本质——梯度消失与爆炸》"
 CATALOGS = BOOK / "locale" / "zh_CN" / "LC_MESSAGES" / "book"
-# Glossary terms that no chapter links with {term} yet (they were added to the glossary while the
-# chapters were being re-executed); each still names the section that introduces it. A chapter's
-# first use of one of them should link it, and the term then leaves this set.
-AWAITING_CHAPTER_LINK = {
-    "alibi", "attention fading", "chaos", "chrono initialisation", "forgetting transformer",
-    "induction head", "kv cache", "linear recurrent unit", "lyapunov exponent", "parity",
-    "rank collapse"}
 MAX_CODE_LINE = 90
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -205,8 +198,7 @@ def test_the_glossary_gives_the_terms_the_chinese_reviews_asked_for():
 def test_every_glossary_term_is_linked_from_a_chapter_and_every_link_has_a_term():
     terms = {t.lower() for t in glossary_terms()}
     used = {target(t).lower() for chapter in CHAPTERS for t in TERM.findall(markdown(chapter))}
-    assert AWAITING_CHAPTER_LINK <= terms
-    assert terms - used - AWAITING_CHAPTER_LINK == set(), "terms no chapter links with {term}"
+    assert terms - used == set(), "terms no chapter links with {term}"
     assert used - terms == set(), "{term} links to no glossary entry"
 
 
