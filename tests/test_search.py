@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 import pytest
+import snowballstemmer
 from babel.messages.pofile import read_po
 from bs4 import BeautifulSoup
 from test_browser import REPO, SITE, built
 
 EDITIONS = {"en": "", "zh_CN": "zh_CN/"}
 GLOSSARY = "book/glossary.html"
-# (edition, query, the words a page must hold to be found: as text, lower case, stems in English)
+# (edition, query, the words a page must hold to be found: as text in Chinese, lower case)
 QUERIES = [
     ("zh_CN", "梯度消失的条件", ["梯度", "消失", "条件"]),
     ("zh_CN", "LSTM 遗忘门偏置", ["lstm", "遗忘门", "偏置"]),
@@ -47,6 +48,7 @@ QUERIES = [
     ("en", "spectral radius", ["spectral", "radius"]),
 ]
 NO_MATCH = {"en": "quantum entanglement", "zh_CN": "量子纠缠"}
+PORTER = snowballstemmer.stemmer("porter")  # the stemmer of Sphinx's English index
 
 
 def glossary_terms(edition: str) -> list[str]:
@@ -68,19 +70,36 @@ def plain(text: str) -> str:
 
 
 @functools.cache
-def page_texts(edition: str) -> dict[str, str]:
-    """Each page's own text (its article, as the search reads it), made plain."""
+def page_articles(edition: str) -> dict[str, str]:
+    """Each page's own text: its article, as the search reads it."""
     texts = {}
     for path in sorted((SITE / EDITIONS[edition] / "book").glob("*.html")):
         soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
         article = soup.select_one("[role=main] article")
         for removed in article.select("script, style, .headerlink"):
             removed.decompose()
-        texts[f"book/{path.name}"] = plain(article.get_text())
+        texts[f"book/{path.name}"] = article.get_text()
     return texts
 
 
+@functools.cache
+def page_texts(edition: str) -> dict[str, str]:
+    return {page: plain(text) for page, text in page_articles(edition).items()}
+
+
+@functools.cache
+def page_stems(edition: str) -> dict[str, set[str]]:
+    """Each page's words as Sphinx's English index holds them: Porter stems."""
+    return {page: {PORTER.stemWord(word) for word in re.findall(r"\w+", text.lower())}
+            for page, text in page_articles(edition).items()}
+
+
 def pages_holding(edition: str, *words: str) -> set[str]:
+    """The pages that hold every word: as text in Chinese, as a stem in English (where "biases"
+    does not hold "bias")."""
+    if edition == "en":
+        return {page for page, stems in page_stems(edition).items()
+                if all(PORTER.stemWord(word.lower()) in stems for word in words)}
     return {page for page, text in page_texts(edition).items()
             if all(plain(word) in text for word in words)}
 

@@ -10,6 +10,8 @@
  * - splitQuery: a run of Chinese characters becomes its finest cut into index words that leaves
  *   out the fewest characters (梯度消失的条件: 梯度, 消失, 条件; 的, a single character, is not
  *   indexed); characters the index lacks, two or more in a row, stay one word and find nothing.
+ *   A query of one character is looked up whole: the index holds the one-character glossary
+ *   words (门), and no other.
  * - Search.setIndex: a glossary entry, "梯度消失（vanishing gradient）", is also found by either
  *   of its names, as an English entry is by its one name.
  * - Search.performTermsSearch: a page must hold every word (Sphinx's own search lets through a
@@ -48,6 +50,8 @@ const ChineseSearch = {
     if (!Search._index) return [run];
     const { words, longest } = ChineseSearch.vocabulary();
     const chars = [...run];
+    // A run of one character is a word only if the index holds it (a glossary word such as 门).
+    if (chars.length === 1) return words.has(run) ? [run] : [];
     // best[end]: [characters left out, minus the words, pieces] of the cut of chars[0, end)
     const best = [[0, 0, []]];
     for (let end = 1; end <= chars.length; end++) {

@@ -9,6 +9,9 @@ agree, in the edition whose search language is Chinese; the English edition is l
   dictionary before the index is built, so that the index holds 梯度消失 as a word, besides the
   words 梯度 and 消失 that ``jieba.cut_for_search`` also gives. Headings do not: a heading is a
   phrase, and a dictionary word of more than three characters hides its four-character parts.
+  A glossary word that jieba leaves inside a longer word (门, the term for a gate, inside 遗忘门)
+  is indexed for that page too, and a one-character glossary word is kept in the index, which
+  otherwise drops every word of one character.
 - In the browser, ``chinese_search.js`` cuts the query against the index's own vocabulary,
   finds the pages that hold every word, puts those that hold the whole phrase first, and centres
   the snippet on it. Sphinx writes it into ``_static/language_data.js`` as the language's query
@@ -23,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 # Runs of Chinese characters (CJK Unified Ideographs): what jieba cuts.
-HAN = re.compile(r"[\u4e00-\u9fff]{2,}")
+HAN = re.compile(r"[\u4e00-\u9fff]+")
 
 
 class LatinTerms(set):
@@ -44,10 +47,19 @@ def chinese_search_language():
 
     class SearchChineseBook(SearchChinese):
         js_splitter_code = (HERE / "chinese_search.js").read_text(encoding="utf-8")
+        book_words = frozenset()  # the glossary's Chinese words (add_book_words sets them)
 
         def init(self, options):
             super().init(options)
             self.latin_terms = LatinTerms()
+
+        def split(self, input):
+            words = super().split(input)
+            return words + [term for word in words for term in self.book_words
+                            if term in word and term != word]
+
+        def word_filter(self, stemmed_word):
+            return super().word_filter(stemmed_word) or stemmed_word in self.book_words
 
     return SearchChineseBook
 
@@ -71,9 +83,14 @@ def add_book_words(app, env):
         return
     import jieba
 
-    for word in glossary_words(env):
+    words = glossary_words(env)
+    for word in words:
         # No frequency: jieba then gives the word one just high enough to be cut whole.
-        jieba.add_word(word)
+        if len(word) > 1:
+            jieba.add_word(word)
+    from sphinx.search import languages  # what app.add_search_language registered
+
+    languages["zh"].book_words = frozenset(words)
 
 
 def set_search_bar_text(app, config):
