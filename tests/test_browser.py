@@ -255,6 +255,18 @@ def test_every_glued_number_of_a_chinese_page_is_the_english_number(page):
 
 
 @pytest.mark.parametrize("page", english_pages() or ["book/intro.html"])
+def test_every_page_has_one_search_box(page):
+    """The sidebar's, in both editions: pydata-sphinx-theme 0.17 adds a second, in a top bar of
+    its own, unless told not to (book/_ext/chinese_search.py)."""
+    built()
+    for here in (SITE / page, ZH / page):
+        soup = BeautifulSoup(here.read_text(encoding="utf-8"), "html.parser")
+        boxes = soup.select("button.search-button-field")
+        assert len(boxes) == 1 and boxes[0].find_parent(class_="bd-sidebar-primary"), here
+        assert not soup.select(".navbar-persistent--container, .navbar-persistent--mobile")
+
+
+@pytest.mark.parametrize("page", english_pages() or ["book/intro.html"])
 def test_every_page_links_to_the_same_page_in_the_other_edition(page):
     built()
     for here, there, language in ((SITE / page, ZH / page, "zh-CN"),

@@ -18,7 +18,8 @@ agree, in the edition whose search language is Chinese; the English edition is l
   splitter (``SearchLanguage.js_splitter_code``): no dictionary is downloaded, and only the
   Chinese edition's search page runs it.
 - The search box of the edition says ``book_search_bar_text`` (set per edition by
-  book/_ext/edition_config.py), instead of Jupyter Book's "Search this book...".
+  book/_ext/edition_config.py), instead of Jupyter Book's "Search this book...", and the page has
+  one search box, the sidebar's (both editions).
 """
 
 import re
@@ -93,15 +94,19 @@ def add_book_words(app, env):
     languages["zh"].book_words = frozenset(words)
 
 
-def set_search_bar_text(app, config):
+def configure_search_box(app, config):
+    """One search box, the sidebar's, in the edition's words. pydata-sphinx-theme 0.17 puts a
+    second one in a top bar of its own unless ``navbar_persistent`` is set (it ignores
+    sphinx-book-theme's empty default)."""
+    options = {**config.html_theme_options, "navbar_persistent": []}
     if config.book_search_bar_text:
-        config.html_theme_options = {**config.html_theme_options,
-                                     "search_bar_text": config.book_search_bar_text}
+        options["search_bar_text"] = config.book_search_bar_text
+    config.html_theme_options = options
 
 
 def setup(app):
     app.add_config_value("book_search_bar_text", "", "html")
-    app.connect("config-inited", set_search_bar_text)
+    app.connect("config-inited", configure_search_box)
     app.connect("env-updated", add_book_words)
     app.add_search_language(chinese_search_language())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
