@@ -62,7 +62,7 @@ IGNORED = {
             "the steps each two-layer seed spends on its plateau and in its drop, and the "
             "glued ranges of the induction runs, are chaotic by a few steps; the next cell "
             "asserts the claim (the drop is quicker than the plateau in every seed)",
-        "sweep = wu.depth_sweep(sweep_depths, high, **setup)  # {setting: (depths, seeds)}":
+        "mean_label = \"Post-LN, constant mean rate\"  # the control, at the largest depth only":
             "the depth sweep's counts of seeds that train: at the depth where some Post-LN "
             "seeds train and others do not, a seed can flip with the last bits; the claims "
             "(at the counts far from the edge) are asserted in the next cell",

@@ -461,6 +461,25 @@ def test_depth_sweep_control_trains_at_the_mean_rate(one_thread):
     assert torch.equal(control["Post-LN, constant mean rate"], plain["Post-LN"])
 
 
+def test_a_deepest_only_control_trains_once_at_the_largest_depth(one_thread):
+    """A control in ``deepest_only`` joins the sweep's pool and gives what its own sweep at the
+    largest depth gives, bit for bit; the other labels are unchanged."""
+    settings = {"warmup_steps": 3, "steps": 4, "batch_size": 4, "distance": 3, "num_heads": 2,
+                "seeds": (0, 1)}
+    mean = "Post-LN, constant mean rate"
+    sweep = depth_sweep((1, 2), 1e-2, deepest_only=(mean,), **settings)
+    assert list(sweep) == ["Post-LN", "Post-LN + warm-up", "Pre-LN", mean]
+    assert sweep[mean].shape == (1, 2) and sweep["Pre-LN"].shape == (2, 2)
+    alone = depth_sweep((2,), 1e-2, labels=(mean,), **settings)
+    assert torch.equal(sweep[mean], alone[mean])
+    assert torch.equal(sweep["Pre-LN"], depth_sweep((1, 2), 1e-2, labels=("Pre-LN",),
+                                                    **settings)["Pre-LN"])
+    with pytest.raises(ValueError, match="either in labels or in deepest_only"):
+        depth_sweep((1,), 1e-2, labels=(mean,), deepest_only=(mean,), **settings)
+    with pytest.raises(ValueError, match="labels must be among"):
+        depth_sweep((1,), 1e-2, deepest_only=("warm",), **settings)
+
+
 @pytest.mark.parametrize("call, error, match", [
     (lambda: token_position_norm_ratio(torch.zeros(3, 4), 2.0, 8), TypeError, "embedding"),
     (lambda: token_position_norm_ratio(nn.Embedding(3, 4), -1.0, 8), ValueError, "scale"),

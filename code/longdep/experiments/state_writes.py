@@ -11,6 +11,7 @@ DeltaNet and DeltaNet's additive twin go through the chapter's MQAR training
 """
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import torch
 from torch import nn
@@ -77,6 +78,20 @@ WRITE_MODELS = ("additive write", "DeltaNet", "Gated DeltaNet")
 additive twin (no delta term), DeltaNet and Gated DeltaNet. They train as the chapter's MQAR
 does (:func:`longdep.experiments.mqar.mqar_runs`), on the task of an
 :class:`longdep.experiments.mqar.MQARSetting` whose ``task`` is "distinct" or "reassigned"."""
+
+
+WRITE_SETTING = MQARSetting(num_heads=2, state_size=8, pair_counts=(4,), batch_size=32, steps=200,
+                            longer=1, lr=3e-2)
+"""The MQAR setting in which Chapter 6 trains :data:`WRITE_MODELS` ("How a state is written"):
+4 pairs, 2 heads of width 8, 200 steps of 32 sequences."""
+
+WRITE_POINTS = tuple((name, replace(WRITE_SETTING, task=task)) for name, task in (
+    ("additive write", "distinct"), ("additive write", "reassigned"),
+    ("DeltaNet", "reassigned"), ("Gated DeltaNet", "reassigned")))
+"""The (model, setting) pairs of Chapter 6's trained writes, for
+:func:`longdep.experiments.mqar.mqar_runs`: the additive write with distinct keys and with every
+key reassigned, the two delta rules with every key reassigned. The chapter trains them in the
+pool of its MQAR runs."""
 
 
 TASK_NAMES = {"distinct": ("distinct keys", "键互不相同"),

@@ -44,7 +44,8 @@ def mean_warmup_rate(lr: float, warmup_steps: int, steps: int) -> float:
 def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
                 batch_size: int, distance: int = 10, num_heads: int = 4,
                 seeds: Sequence[int] = (0,),
-                labels: Sequence[str] = tuple(DEPTH_SWEEP_RUNS)[:3]) -> dict[str, torch.Tensor]:
+                labels: Sequence[str] = tuple(DEPTH_SWEEP_RUNS)[:3],
+                deepest_only: Sequence[str] = ()) -> dict[str, torch.Tensor]:
     """Key recall with stacks of each depth, Post-LN without and with warm-up and Pre-LN
     (with its final LayerNorm, as in GPT-2) without (Chapter 5, "Depth, warm-up and the
     order of the normalisation"); with the label "Post-LN, constant mean rate", Post-LN without
@@ -55,8 +56,10 @@ def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
     "+ warm-up" raises the learning rate linearly over the first ``warmup_steps`` steps. At
     each depth, the seeds of the labels that share a layer order (the Post-LN runs) are
     trained at once (:func:`depth_sweep_run`); the seed sets the initial weights and the
-    batches, so the Post-LN runs of a seed and depth start from the same weights.
-    Returns {label: (len(depths), len(seeds)) tensor of held-out accuracies}.
+    batches, so the Post-LN runs of a seed and depth start from the same weights. A label of
+    ``deepest_only`` (a control) trains at the largest depth only, on its own, in the same pool
+    of runs. Returns {label: (len(depths), len(seeds)) tensor of held-out accuracies}, a label
+    of ``deepest_only`` last, with one row.
     """
     check.ints("depths", depths)
     check.positive(steps=steps, batch_size=batch_size, distance=distance,
@@ -67,19 +70,27 @@ def depth_sweep(depths: Sequence[int], lr: float, warmup_steps: int, steps: int,
     if not seeds:
         raise ValueError("seeds must name at least one seed, got none")
     check_labels(labels)
+    if deepest_only:
+        check_labels(deepest_only)
+    if set(labels) & set(deepest_only):
+        raise ValueError(f"a label is either in labels or in deepest_only, got "
+                         f"{sorted(set(labels) & set(deepest_only))} in both")
     budget = replace(KEY_RECALL_BUDGET, lr=lr, steps=steps, batch_size=batch_size)
     by_order: dict[bool, list[str]] = {}  # the labels of one layer order train at once
     for label in labels:
         by_order.setdefault(DEPTH_SWEEP_RUNS[label][0], []).append(label)
-    groups = [tuple(group) for group in by_order.values()]
+    runs_of = {tuple(group): depths for group in by_order.values()}
+    runs_of |= {(label,): (max(depths),) for label in deepest_only}
     # every (group, depth) trains on its own, so they run side by side, one per core, the
-    # deepest first so that no core waits for one long run at the end
+    # costliest (depth x seeds) first so that no core waits for one long run at the end
     point = (budget, distance, num_heads, tuple(seeds), warmup_steps)
-    runs = over_cores(depth_sweep_run, [(group, depth, *point) for depth in depths
-                                        for group in groups], cost=lambda point: point[1])
-    grids = {label: [runs[(group, depth, *point)][label] for depth in depths]
-             for group in groups for label in group}
-    return {label: torch.tensor(grids[label], dtype=torch.float64) for label in labels}
+    runs = over_cores(depth_sweep_run, [(group, depth, *point) for group, at in runs_of.items()
+                                        for depth in at],
+                      cost=lambda point: point[1] * len(point[0]))
+    grids = {label: [runs[(group, depth, *point)][label] for depth in at]
+             for group, at in runs_of.items() for label in group}
+    return {label: torch.tensor(grids[label], dtype=torch.float64)
+            for label in (*labels, *deepest_only)}
 
 
 def check_labels(labels: Sequence[str]) -> None:
