@@ -100,7 +100,7 @@ pdf-zh:
 	$(BIN)/python book/_ext/print_pdf.py --language zh_CN --config $(ZH_CONFIG) \
 		--site $(ZH_SINGLEHTML) --out $(BOOK)/_build/html/zh_CN/_downloads/$(PDF)
 
-# Everything, on both cores: five jobs, two at a time, each printing its output when it ends.
+# Everything, on both cores: six jobs, two at a time, each printing its output when it ends.
 # - test-unit: the unit tests.
 # - test-build: the book, both editions and their PDFs (`make book`: every chapter executes once),
 #   then nbval's strict check of that execution: the build's outputs must be the stored ones

@@ -54,7 +54,8 @@ class Comparison:
         self.comparison_traceback += [f"mismatch {key!r}: stored", _trim_base64(str(stored)),
                                       "built", _trim_base64(str(built))]
 
-    def differences(self, built: list, stored: list) -> str | None:
+    def report(self, built: list, stored: list) -> str | None:
+        """None if the outputs agree, else nbval's account of the first difference."""
         if self.compare_outputs(coalesce_streams(built), coalesce_streams(stored)):
             return None
         return "\n".join(self.comparison_traceback)
@@ -75,9 +76,8 @@ def compared(cell) -> bool:
 
 def as_glued(output, prefix: str):
     """A glue output as the stored notebook holds it: its mime types under the record prefix."""
-    glued = nbformat.from_dict(json.loads(json.dumps(output)))
-    glued["data"] = {prefix + key: value for key, value in output["data"].items()}
-    return glued
+    return nbformat.from_dict({**output, "data": {prefix + key: value
+                                                  for key, value in output["data"].items()}})
 
 
 def differences(chapter: Path, executed: Path) -> list[str]:
@@ -99,7 +99,7 @@ def differences(chapter: Path, executed: Path) -> list[str]:
         for output in stored.outputs:
             if (name := glue_name(output)) in glue:
                 outputs.append(as_glued(glue[name], output.metadata.scrapbook.mime_prefix))
-        if difference := Comparison().differences(outputs, list(stored.outputs)):
+        if difference := Comparison().report(outputs, list(stored.outputs)):
             found.append(f"{chapter.name}, code cell {number}:\n{difference}")
     return found
 
