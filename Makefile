@@ -12,7 +12,7 @@ CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 PDF := transformer-0-to-1.pdf
 
 .PHONY: book build-only build-zh pdf-only pdf-en pdf-zh translations test \
-	test-build test-unit test-nbval test-seeds test-pages test-accessibility notebooks setup \
+	test-build test-unit test-seeds test-pages test-search-pdf notebooks setup \
 	clean
 
 
@@ -100,51 +100,52 @@ pdf-zh:
 	$(BIN)/python book/_ext/print_pdf.py --language zh_CN --config $(ZH_CONFIG) \
 		--site $(ZH_SINGLEHTML) --out $(BOOK)/_build/html/zh_CN/_downloads/$(PDF)
 
-# Everything, on both cores: six jobs, two at a time, each printing its output when it ends.
+# Everything, on both cores: five jobs, two at a time, each printing its output when it ends.
+# - test-build: the book, both editions and their PDFs (`make book`: every chapter executes once)
+#   on torch's unvectorised kernels and MKL's processor-independent matrix products, whose last
+#   bits differ from those of the stored outputs (`make notebooks`, on the machine's own
+#   kernels); then nbval's strict check of that execution: its outputs must be the stored ones
+#   (tests/test_build_outputs.py compares them by nbval's own code and sanitizers), so every
+#   compared output is the same on both floating-point paths (CONTRIBUTING.md, "True on every
+#   machine").
+# - test-seeds: every chapter once more, on the machine's own kernels, with every seed shifted
+#   (LONGDEP_SEED_SHIFT, longdep/seeds.py), in nbval's lax mode: no output is compared, but a
+#   failing assertion, that is a claim of the prose that holds for one draw only, fails it.
 # - test-unit: the unit tests.
-# - test-build: the book, both editions and their PDFs (`make book`: every chapter executes once),
-#   then nbval's strict check of that execution: the build's outputs must be the stored ones
-#   (tests/test_build_outputs.py compares them by nbval's own code and sanitizers).
-# - test-nbval: nbval strict over every chapter once more, on torch's unvectorised kernels, whose
-#   last bits differ (CONTRIBUTING.md, "True on every machine").
-# - test-seeds: every chapter once more with every seed shifted (LONGDEP_SEED_SHIFT,
-#   longdep/seeds.py), in nbval's lax mode: no output is compared, but a failing assertion, that
-#   is a claim of the prose that holds for one draw only, fails it.
-# - test-pages and test-accessibility: the built book in headless Chromium and with poppler;
-#   within `make test` they wait for test-build.
-# Chapters 3, 5, 6 and 7 spread their trainings over both cores, so the jobs share them: the
-# chapter times of this build's execution-statistics page are longer than those of `make book`.
+# - test-pages: every page of the built book visited once in headless Chromium, for its
+#   rendering, its outputs' language and axe-core's accessibility rules (tests/page_visit.py).
+# - test-search-pdf: the built book's search in Chromium, and its PDFs with poppler.
+# Within `make test` the last two wait for test-build. Chapters 3, 5, 6 and 7 spread their
+# trainings over both cores, so the jobs share them: the chapter times of this build's
+# execution-statistics page are longer than those of `make book`.
 NBVAL = $(BIN)/python -m pytest $(CHAPTERS) --nbval-current-env
 SEED_SHIFT ?= 1000
+OTHER_FLOATS := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE
 BROWSER_TESTS := tests/test_browser.py tests/test_search.py tests/test_accessibility.py \
 	tests/test_pdf.py tests/test_build_outputs.py
 test: setup $(ACTIONLINT) $(AXE)
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target WITHIN_TEST=1 \
-		test-build test-nbval test-pages test-accessibility test-seeds test-unit
+		test-build test-unit test-seeds test-pages test-search-pdf
 
 ifdef WITHIN_TEST
-test-pages test-accessibility: test-build
+test-pages test-search-pdf: test-build
 endif
 
 test-unit:
 	$(BIN)/python -m pytest tests $(addprefix --ignore=,$(BROWSER_TESTS))
 
 test-build:
-	$(MAKE) --no-print-directory book
+	$(OTHER_FLOATS) $(MAKE) --no-print-directory book
 	$(BIN)/python -m pytest tests/test_build_outputs.py
-
-test-nbval:
-	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE $(NBVAL) --nbval \
-		--nbval-sanitize-with tests/sanitize.cfg
 
 test-seeds:
 	LONGDEP_SEED_SHIFT=$(SEED_SHIFT) $(NBVAL) --nbval-lax
 
 test-pages:
-	$(BIN)/python -m pytest tests/test_browser.py tests/test_pdf.py
+	$(BIN)/python -m pytest tests/test_browser.py tests/test_accessibility.py
 
-test-accessibility:
-	$(BIN)/python -m pytest tests/test_accessibility.py tests/test_search.py
+test-search-pdf:
+	$(BIN)/python -m pytest tests/test_search.py tests/test_pdf.py
 
 # Re-execute the chapters in place, storing their outputs (commit them with the chapter).
 notebooks: setup

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from chromium import CHROMIUM_FLAGS, browser_required, chromium_path
+from chromium import CHROMIUM_FLAGS, browser_required, chromium_path, skip_or_fail
+from page_visit import AXE, Visitor
 
 # The built book: both editions, English at the root and 简体中文 in zh_CN/ (`make book`).
 SITE = Path(__file__).resolve().parents[1] / "_build" / "html"
@@ -39,6 +40,21 @@ def browser():
         browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture(scope="session")
+def visit(browser):
+    """visit(page_path, prepare=None) -> page_visit.Visit: each built page visited once in the
+    session, whichever test asks first (tests/page_visit.py)."""
+    if not (SITE / "index.html").exists():
+        skip_or_fail(f"no built book at {SITE}: run `make book` first")
+    if not AXE.exists():
+        fetch = AXE.relative_to(SITE.parents[1])
+        skip_or_fail(f"axe-core not found at {AXE}: run `make {fetch}` (part of `make test`'s "
+                     "set-up; needs npm)")
+    visitor = Visitor(browser)
+    yield functools.cache(visitor.visit)
+    visitor.close()
 
 
 @pytest.fixture(scope="session")

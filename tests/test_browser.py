@@ -1,11 +1,14 @@
 """The built book in a real browser: headless Chromium (Debian's package) driven by Playwright.
 
-On every page of both editions (English in _build/html, 简体中文 in _build/html/zh_CN), in the
-theme's light and dark mode: no JavaScript error, no failed request, every image loaded, all math
-typeset by MathJax with no error and no raw TeX left, and Chinese text drawn in a CJK font (the
-fonts Chromium actually used, asked through the DevTools protocol), not as missing-glyph boxes.
-Run `make book` first (`make test` does). Screenshots land in _build/screenshots/ for a person to
-look at.
+Every page of both editions (English in _build/html, 简体中文 in _build/html/zh_CN), in the
+theme's light and dark mode, as one visit of tests/page_visit.py finds it (opened from file://,
+as a reader opens _build/html/index.html): no JavaScript error, no failed request and none for
+anything outside the site, every image loaded, all math typeset by MathJax with no error and no
+raw TeX left, and Chinese text drawn in a CJK font (the fonts Chromium actually used, asked
+through the DevTools protocol), not as missing-glyph boxes; every cell output of a Chinese page
+in Chinese. Other tests follow a link, a redirect or the footer over HTTP, as a reader's server
+serves the site, or read the built pages as files. Run `make book` first (`make test` does).
+Screenshots land in _build/screenshots/ for a person to look at.
 
 Without Chromium the tests skip, saying how to install it; with CI=true or
 LONGDEP_REQUIRE_BROWSER=1 a missing browser is a failure instead.
@@ -21,22 +24,20 @@ from bs4 import BeautifulSoup
 from build_stamp import read_stamp, stamp_text
 from chromium import (
     CHROMIUM_FLAGS,
-    INSPECT_PAGE,
     RAW_TEX,
     browser_required,
     chromium_path,
     site_pages,
 )
+from page_visit import SCHEMES, SCREENSHOTS, chinese_font_problems
 
 REPO = Path(__file__).resolve().parents[1]
 
 SITE = REPO / "_build" / "html"
 ZH = SITE / "zh_CN"
-SCREENSHOTS = REPO / "_build" / "screenshots"
 CJK = re.compile(r"[\u4e00-\u9fff]")
-# Font families that hold Chinese glyphs (Debian's fonts-noto-cjk, and the usual system faces).
-CJK_FONT = re.compile(r"CJK|Source Han|PingFang|Hiragino|YaHei|SimSun|SimHei|WenQuanYi|"
-                      r"Droid Sans Fallback|AR PL|Noto Sans SC|Noto Serif SC", re.IGNORECASE)
+
+
 def pages() -> list[str]:
     return site_pages(SITE)
 
@@ -48,100 +49,24 @@ def test_the_book_has_pages():
     assert "book/01_rnn_bptt.html" in pages()
 
 
-# Wrap each run of Chinese characters of the page (in the text nodes of at most `limit` elements:
-# header, navigation, article) in a probe span, so that the fonts used for exactly those
-# characters can be asked for.
-MARK_CJK_RUNS = """(limit) => {
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  const runs = /[\\u3000-\\u30ff\\u4e00-\\u9fff\\uff00-\\uffef]+/g;
-  const found = [];
-  let node;
-  while ((node = walker.nextNode()) && found.length < limit) {
-    if (!runs.test(node.data) || node.parentElement.closest('script, style, mjx-container')) {
-      runs.lastIndex = 0;
-      continue;
-    }
-    runs.lastIndex = 0;
-    found.push(node);
-  }
-  let count = 0;
-  for (const text of found) {
-    const fragment = document.createDocumentFragment();
-    let last = 0;
-    for (const match of text.data.matchAll(runs)) {
-      fragment.append(text.data.slice(last, match.index));
-      const span = document.createElement('span');
-      span.dataset.cjkProbe = String(count++);
-      span.textContent = match[0];
-      fragment.append(span);
-      last = match.index + match[0].length;
-    }
-    fragment.append(text.data.slice(last));
-    text.replaceWith(fragment);
-  }
-  return count;
-}"""
-
-
-def chinese_font_problems(context, page, limit: int = 60) -> tuple[int, list[str]]:
-    """How many runs of Chinese text Chromium drew on the page (of the first `limit`), and those
-    it drew in a font without Chinese glyphs (as missing-glyph boxes), with the fonts it used."""
-    count = page.evaluate(MARK_CJK_RUNS, limit)
-    if not count:
-        return 0, []
-    cdp = context.new_cdp_session(page)
-    cdp.send("DOM.enable")
-    cdp.send("CSS.enable")
-    root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
-    probes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-cjk-probe]"})
-    drawn, problems = 0, []
-    for node_id in probes["nodeIds"]:
-        fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node_id})["fonts"]
-        used = [f["familyName"] for f in fonts if f["glyphCount"]]
-        if not used:
-            continue  # not drawn at all: hidden (a collapsed menu, a tooltip)
-        drawn += 1
-        if not all(CJK_FONT.search(name) for name in used):
-            text = cdp.send("DOM.getOuterHTML", {"nodeId": node_id})["outerHTML"]
-            problems.append(f"{text}: drawn in {used}")
-    cdp.detach()
-    return drawn, problems
-
-
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("page_path", pages() or ["book/intro.html"])
-def test_page_renders_cleanly(browser, server, page_path, scheme):
-    context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    problems = []
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
-    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} {r.failure}"))
-    page.on("response", lambda r: r.status >= 400 and problems.append(f"HTTP {r.status}: {r.url}"))
-    page.goto(f"{server}/{page_path}", wait_until="load")
-    has_mathjax = page.evaluate("() => Boolean(window.MathJax && window.MathJax.startup)")
-    if has_mathjax:
-        page.evaluate("() => MathJax.startup.promise")
-    page.wait_for_load_state("networkidle")
-    found = page.evaluate(INSPECT_PAGE)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=SCREENSHOTS / f"{page_path.replace('/', '_')}-{scheme}.png")
-    chinese_runs, tofu = chinese_font_problems(context, page)
-    context.close()
-
-    assert not problems, "\n".join(problems)
-    assert found["theme"] == scheme
-    assert not found["brokenImages"], f"images that did not load: {found['brokenImages']}"
-    if found["mathCount"]:
-        assert has_mathjax, "the page has math but MathJax did not load"
-    assert found["untypesetMath"] == 0, f"{found['untypesetMath']} math elements left untypeset"
-    assert not found["mathErrors"], f"MathJax errors: {found['mathErrors']}"
-    raw = RAW_TEX.findall(found["text"])
+def test_page_renders_cleanly(visit, page_path, scheme):
+    found = visit(page_path)
+    seen = found.seen[scheme]
+    assert not found.problems, "\n".join(found.problems)
+    assert seen["theme"] == scheme
+    assert not seen["brokenImages"], f"images that did not load: {seen['brokenImages']}"
+    if seen["mathCount"]:
+        assert found.has_mathjax, "the page has math but MathJax did not load"
+    assert seen["untypesetMath"] == 0, f"{seen['untypesetMath']} math elements left untypeset"
+    assert not seen["mathErrors"], f"MathJax errors: {seen['mathErrors']}"
+    raw = RAW_TEX.findall(seen["text"])
     assert not raw, f"raw TeX left in the page: {raw[:5]}"
-    assert not tofu, ("Chinese text drawn without a CJK font (install Debian's fonts-noto-cjk):\n"
-                      + "\n".join(tofu[:5]))
+    assert not found.tofu, ("Chinese text drawn without a CJK font (install Debian's "
+                            "fonts-noto-cjk):\n" + "\n".join(found.tofu[:5]))
     if page_path.startswith("zh_CN/book/"):
-        assert chinese_runs, "a page of the Chinese edition with no Chinese text"
+        assert found.chinese_runs, "a page of the Chinese edition with no Chinese text"
 
 
 def test_the_front_door_redirects_to_the_landing_page(browser, server):
@@ -195,12 +120,8 @@ def test_missing_chinese_fonts_are_caught(tmp_path, browser, server):
     assert len(problems) == count, problems[:3]
 
 
-def test_chapter_pages_have_typeset_math_and_figures(browser, server):
-    page = browser.new_page()
-    page.goto(f"{server}/book/01_rnn_bptt.html", wait_until="load")
-    page.evaluate("() => MathJax.startup.promise")
-    found = page.evaluate(INSPECT_PAGE)
-    page.close()
+def test_chapter_pages_have_typeset_math_and_figures(visit):
+    found = visit("book/01_rnn_bptt.html").seen["light"]
     assert found["typesetCount"] > 20
     assert found["imageCount"] >= 1
 
@@ -522,21 +443,6 @@ CODE_NAMES = {
     # chapter 7
     "SHA",
 }
-# A table's cells are joined with a space (textContent alone would glue "LSTM" to "O(T)").
-OUTPUTS = """() => {
-  const outputs = [...document.querySelectorAll('article div.cell_output')];
-  const text = n => {
-    const copy = n.cloneNode(true);
-    copy.querySelectorAll('td, th').forEach(cell => cell.append(' '));
-    return copy.textContent;
-  };
-  return {
-    texts: outputs.flatMap(o => [...o.querySelectorAll('.output')].map(text)),
-    alts: outputs.flatMap(o => [...o.querySelectorAll('img')].map(i => i.alt)),
-  };
-}"""
-
-
 # Chapter 7 shows an excerpt of its corpus, English technical text, in both editions: a line of
 # output that the corpus holds verbatim is a quotation, not an untranslated output.
 CORPUS = (REPO / "code" / "longdep" / "data" / "pydoc_topics.txt").read_text(encoding="utf-8")
@@ -557,17 +463,11 @@ def english_words(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("page_path", BILINGUAL_CHAPTERS)
-def test_every_output_of_a_chinese_chapter_page_is_chinese(browser, server, page_path):
+def test_every_output_of_a_chinese_chapter_page_is_chinese(visit, page_path):
     """Every cell output of the page, shown or in a closed dropdown, and every figure's alt
     text: on the Chinese page no English word left (code names and numbers aside), on the
     English page no Chinese character."""
-    found = {}
-    for edition in ("", "zh_CN/"):
-        page = browser.new_page()
-        page.goto(f"{server}/{edition}{page_path}", wait_until="load")
-        found[edition] = page.evaluate(OUTPUTS)
-        page.close()
-    chinese, english = found["zh_CN/"], found[""]
+    chinese, english = visit(f"zh_CN/{page_path}").outputs, visit(page_path).outputs
     assert chinese["texts"] and chinese["alts"], "the chapter shows outputs and figures"
     left = [word for text in chinese["texts"] + chinese["alts"]
             for word in english_words(unquoted(text))]

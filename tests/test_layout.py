@@ -2,6 +2,7 @@
 nothing in the code, the tests, the benchmarks and the chapters' cells, and every model file runs
 when copied, with only its sibling model files, into an empty folder."""
 
+import json
 import os
 import re
 import shutil
@@ -114,14 +115,50 @@ def test_every_model_file_has_a_smoke_call():
     assert files == set(SMOKE)
 
 
-@pytest.mark.parametrize("name", sorted(SMOKE))
-def test_model_file_copies_alone(name, tmp_path):
-    needed = copy_closure(name)
-    for module in needed:
-        shutil.copy(MODELS / f"{module}.py", tmp_path)
-    script = (f"import sys, torch\nimport {name}\n{SMOKE[name]}\n"
-              "assert not {'longdep', 'matplotlib', 'myst_nb'} & set(sys.modules), sys.modules\n")
+# Each model file in a folder of its own with its closure, imported from there and called, all in
+# one fresh interpreter (one per file would import torch twenty times): a file finds only the
+# modules of its own folder, and they are forgotten before the next file's turn.
+RUN_COPIES = """
+import importlib, json, sys, traceback, torch
+errors = {}
+for name, (folder, smoke) in json.loads(sys.argv[1]).items():
+    sys.path.insert(0, folder)
+    try:
+        exec(smoke, {"torch": torch, name: importlib.import_module(name)})
+        errors[name] = None
+    except Exception:
+        errors[name] = traceback.format_exc()
+    sys.path.remove(folder)
+    for key in [key for key, module in sys.modules.items()
+                if (getattr(module, "__file__", None) or "").startswith(folder)]:
+        del sys.modules[key]
+errors["foreign modules"] = sorted({"longdep", "matplotlib", "myst_nb"} & set(sys.modules))
+print(json.dumps(errors))
+"""
+
+
+@pytest.fixture(scope="module")
+def copies_run(tmp_path_factory) -> dict[str, str | None]:
+    """{model file: the traceback of its copy's import and call, or None}, and the modules of
+    the book's other packages that any copy imported ("foreign modules")."""
+    folders = {}
+    for name in SMOKE:
+        folder = tmp_path_factory.mktemp(name)
+        for module in copy_closure(name):
+            shutil.copy(MODELS / f"{module}.py", folder)
+        folders[name] = (f"{folder}{os.sep}", SMOKE[name])
     # -E -s: no PYTHONPATH and no user site; the installed longdep must not be imported either.
-    result = subprocess.run([sys.executable, "-E", "-s", "-c", script], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-E", "-s", "-c", RUN_COPIES, json.dumps(folders)],
+                            cwd=tmp_path_factory.mktemp("elsewhere"), capture_output=True,
+                            text=True, timeout=300)
     assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_no_model_file_copy_imports_the_books_other_packages(copies_run):
+    assert copies_run["foreign modules"] == []
+
+
+@pytest.mark.parametrize("name", sorted(SMOKE))
+def test_model_file_copies_alone(name, copies_run):
+    assert copies_run[name] is None, copies_run[name]
