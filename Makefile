@@ -12,7 +12,8 @@ CHAPTERS := $(wildcard book/[0-9][0-9]_*.ipynb)
 PDF := transformer-0-to-1.pdf
 
 .PHONY: book build-only build-zh pdf-only pdf-en pdf-zh translations test \
-	test-build test-unit test-seeds test-pages test-search-pdf notebooks setup \
+	test-build test-unit test-seeds test-pages test-pages-zh test-search-pdf \
+	notebooks setup \
 	clean
 
 
@@ -100,7 +101,7 @@ pdf-zh:
 	$(BIN)/python book/_ext/print_pdf.py --language zh_CN --config $(ZH_CONFIG) \
 		--site $(ZH_SINGLEHTML) --out $(BOOK)/_build/html/zh_CN/_downloads/$(PDF)
 
-# Everything, on both cores: five jobs, two at a time, each printing its output when it ends.
+# Everything, on both cores: six jobs, two at a time, each printing its output when it ends.
 # - test-build: the book, both editions and their PDFs (`make book`: every chapter executes once)
 #   on torch's unvectorised kernels and MKL's processor-independent matrix products, whose last
 #   bits differ from those of the stored outputs (`make notebooks`, on the machine's own
@@ -112,10 +113,12 @@ pdf-zh:
 #   (LONGDEP_SEED_SHIFT, longdep/seeds.py), in nbval's lax mode: no output is compared, but a
 #   failing assertion, that is a claim of the prose that holds for one draw only, fails it.
 # - test-unit: the unit tests.
-# - test-pages: every page of the built book visited once in headless Chromium, for its
-#   rendering, its outputs' language and axe-core's accessibility rules (tests/page_visit.py).
+# - test-pages and test-pages-zh: every page of the built book visited once in headless
+#   Chromium, for its rendering, its outputs' language and axe-core's accessibility rules
+#   (tests/page_visit.py): the Chinese edition's pages (their tests' ids hold "zh_CN/") in a
+#   process of their own, so that both cores work on the pages once the build has passed.
 # - test-search-pdf: the built book's search in Chromium, and its PDFs with poppler.
-# Within `make test` the last two wait for test-build. Chapters 3, 5, 6 and 7 spread their
+# Within `make test` the last three wait for test-build. Chapters 3, 5, 6 and 7 spread their
 # trainings over both cores, so the jobs share them: the chapter times of this build's
 # execution-statistics page are longer than those of `make book`.
 NBVAL = $(BIN)/python -m pytest $(CHAPTERS) --nbval-current-env
@@ -125,10 +128,10 @@ BROWSER_TESTS := tests/test_browser.py tests/test_search.py tests/test_accessibi
 	tests/test_pdf.py tests/test_build_outputs.py
 test: setup $(ACTIONLINT) $(AXE)
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target WITHIN_TEST=1 \
-		test-build test-unit test-seeds test-pages test-search-pdf
+		test-build test-unit test-seeds test-pages test-pages-zh test-search-pdf
 
 ifdef WITHIN_TEST
-test-pages test-search-pdf: test-build
+test-pages test-pages-zh test-search-pdf: test-build
 endif
 
 test-unit:
@@ -141,8 +144,12 @@ test-build:
 test-seeds:
 	LONGDEP_SEED_SHIFT=$(SEED_SHIFT) $(NBVAL) --nbval-lax
 
+PAGE_TESTS := tests/test_browser.py tests/test_accessibility.py
 test-pages:
-	$(BIN)/python -m pytest tests/test_browser.py tests/test_accessibility.py
+	$(BIN)/python -m pytest $(PAGE_TESTS) -k "not zh_CN/"
+
+test-pages-zh:
+	$(BIN)/python -m pytest $(PAGE_TESTS) -k "zh_CN/"
 
 test-search-pdf:
 	$(BIN)/python -m pytest tests/test_search.py tests/test_pdf.py
