@@ -13,8 +13,7 @@ PDF := transformer-0-to-1.pdf
 
 .PHONY: book build-only build-zh pdf-only pdf-en pdf-zh translations test \
 	test-build test-unit test-seeds test-pages test-pages-zh test-search-pdf \
-	notebooks setup \
-	clean
+	notebooks setup clean
 
 
 setup: $(INSTALLED)

@@ -8,8 +8,9 @@ rendering in both colour modes (tests/test_browser.py), each cell output and fig
 
 The page is opened from file://, as a reader opens _build/html/index.html, with every request
 that is not for a file of the site refused (and reported: a page of the book needs no network).
-It is loaded in light mode and typeset; then, with the browser switched to a dark colour scheme
-(which the theme follows at once, as it does when a reader's system turns dark), read again.
+It is loaded in light mode, typeset and its dropdowns (the solutions) opened, then read; then,
+with the browser switched to a dark colour scheme (which the theme follows at once, as it does
+when a reader's system turns dark), read again.
 Screenshots land in _build/screenshots/<page>-<mode>.png for a person to look at.
 """
 
@@ -167,6 +168,12 @@ class Visitor:
         else:
             route.abort()
 
+    def show(self, page_path: str, scheme: str) -> None:
+        """Switch the browser to a colour scheme and wait until the theme shows it."""
+        self.tab.emulate_media(color_scheme=scheme)
+        shown = self.tab.evaluate(SETTLE, scheme)
+        assert shown == scheme, f"{page_path}: the theme shows {shown} mode, not {scheme}"
+
     def visit(self, page_path: str, prepare: str | None = None) -> Visit:
         tab, self.problems = self.tab, []
         tab.emulate_media(color_scheme=SCHEMES[0])
@@ -175,15 +182,13 @@ class Visitor:
         if has_mathjax:
             tab.evaluate("() => MathJax.startup.promise")
         outputs = tab.evaluate(OUTPUTS)
+        tab.evaluate(OPEN_DROPDOWNS)
         seen = {}
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        for scheme in SCHEMES:  # the light page as loaded, then the dark one with all open
-            tab.emulate_media(color_scheme=scheme)
-            shown = tab.evaluate(SETTLE, scheme)
-            assert shown == scheme, f"{page_path}: the theme shows {shown} mode, not {scheme}"
+        for scheme in SCHEMES:
+            self.show(page_path, scheme)
             seen[scheme] = tab.evaluate(INSPECT_PAGE)
             tab.screenshot(path=SCREENSHOTS / f"{page_path.replace('/', '_')}-{scheme}.png")
-            tab.evaluate(OPEN_DROPDOWNS)
         problems = self.problems  # the page's own, not axe-core's (its requests for the
         self.problems = []        # stylesheets, which a file:// page refuses)
         if prepare:
@@ -191,8 +196,7 @@ class Visitor:
         tab.add_script_tag(path=str(AXE))
         violations = {}
         for scheme in reversed(SCHEMES):
-            tab.emulate_media(color_scheme=scheme)
-            assert tab.evaluate(SETTLE, scheme) == scheme
+            self.show(page_path, scheme)
             violations[scheme] = tab.evaluate(RUN_AXE)
         chinese_runs, tofu = chinese_font_problems(self.context, tab)
         return Visit(problems, has_mathjax, seen, outputs, violations, chinese_runs, tofu)
