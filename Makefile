@@ -101,13 +101,13 @@ pdf-zh:
 		--site $(ZH_SINGLEHTML) --out $(BOOK)/_build/html/zh_CN/_downloads/$(PDF)
 
 # Everything, on both cores: six jobs, two at a time, each printing its output when it ends.
-# - test-build: the book, both editions and their PDFs (`make book`: every chapter executes once)
-#   on torch's unvectorised kernels and MKL's processor-independent matrix products, whose last
-#   bits differ from those of the stored outputs (`make notebooks`, on the machine's own
-#   kernels); then nbval's strict check of that execution: its outputs must be the stored ones
-#   (tests/test_build_outputs.py compares them by nbval's own code and sanitizers), so every
-#   compared output is the same on both floating-point paths (CONTRIBUTING.md, "True on every
-#   machine").
+# - test-build: the book, both editions and their PDFs (`make book`: every chapter executes once,
+#   on the machine's own kernels, as a reader's build does); then nbval's strict check of that
+#   execution: its outputs must be the stored ones (tests/test_build_outputs.py compares them by
+#   nbval's own code and sanitizers). The stored outputs come from `make notebooks`, which runs on
+#   torch's unvectorised kernels and MKL's processor-independent matrix products, whose last bits
+#   differ from the machine's own: every compared output is the same on both floating-point paths
+#   (CONTRIBUTING.md, "True on every machine").
 # - test-seeds: every chapter once more, on the machine's own kernels, with every seed shifted
 #   (LONGDEP_SEED_SHIFT, longdep/seeds.py), in nbval's lax mode: no output is compared, but a
 #   failing assertion, that is a claim of the prose that holds for one draw only, fails it.
@@ -137,7 +137,7 @@ test-unit:
 	$(BIN)/python -m pytest tests $(addprefix --ignore=,$(BROWSER_TESTS))
 
 test-build:
-	$(OTHER_FLOATS) $(MAKE) --no-print-directory book
+	$(MAKE) --no-print-directory book
 	$(BIN)/python -m pytest tests/test_build_outputs.py
 
 test-seeds:
@@ -153,9 +153,10 @@ test-pages-zh:
 test-search-pdf:
 	$(BIN)/python -m pytest tests/test_search.py tests/test_pdf.py
 
-# Re-execute the chapters in place, storing their outputs (commit them with the chapter).
+# Re-execute the chapters in place, storing their outputs (commit them with the chapter), on the
+# other floating-point path: `make test` compares them with an execution on the machine's own.
 notebooks: setup
-	$(BIN)/jupyter-execute --inplace --timeout=300 $(CHAPTERS)
+	$(OTHER_FLOATS) $(BIN)/jupyter-execute --inplace --timeout=300 $(CHAPTERS)
 
 clean:
 	rm -rf _build _tools

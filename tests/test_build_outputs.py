@@ -7,8 +7,9 @@ markers and tags (``nbval-ignore-output`` cells are not compared, tests/test_nbv
 the same sanitizers (tests/sanitize.cfg), streams coalesced, images not compared. The one
 difference is myst-nb's: it moves each ``glue`` output out of the executed notebook into
 ``<chapter>.glue.json``, so a stored glue output is compared with the entry of its name there.
-`make test` builds on the other floating-point path (ATEN_CPU_CAPABILITY=default
-MKL_CBWR=COMPATIBLE), so the comparison is across paths; it runs nbval itself only with shifted
+`make notebooks` stores the outputs on another floating-point path (ATEN_CPU_CAPABILITY=default
+MKL_CBWR=COMPATIBLE) than the build's, the machine's own kernels, so the comparison is across
+paths; it runs nbval itself only with shifted
 seeds (lax). Run `make book` first (`make test` does).
 """
 
