@@ -4,7 +4,11 @@ Loading a page of this book costs a second or two of a core (a chapter's 30,000 
 typeset math and highlighted code are laid out and styled), and axe-core's rules cost more: so
 each page is loaded once, in one tab, and what the tests assert is read off that visit —
 rendering in both colour modes (tests/test_browser.py), each cell output and figure text
-(tests/test_browser.py), and axe-core's violations in both modes (tests/test_accessibility.py).
+(tests/test_browser.py), and axe-core's violations in both modes (tests/test_accessibility.py):
+all its rules in light mode and, in dark mode, the rules that read colours (COLOUR_RULES), since
+the others read the page's structure, which is the same in both modes when the same elements
+show (the visit counts the elements shown in each mode, and runs every rule in dark mode too
+where the counts differ).
 
 The page is opened from file://, as a reader opens _build/html/index.html, with every request
 that is not for a file of the site refused (and reported: a page of the book needs no network).
@@ -50,8 +54,13 @@ SETTLE = """async (scheme) => {
   await Promise.allSettled(transitions.map(transition => transition.finished));
   return document.documentElement.dataset.theme;
 }"""
-RUN_AXE = """async () => {
-  const results = await axe.run(document, {resultTypes: ['violations']});
+# axe-core's rules whose outcome depends on the page's colours.
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+SHOWN = "() => [...document.body.querySelectorAll('*')].filter(e => e.checkVisibility()).length"
+RUN_AXE = """async (rules) => {
+  const options = {resultTypes: ['violations']};
+  if (rules) options.runOnly = {type: 'rule', values: rules};
+  const results = await axe.run(document, options);
   return results.violations.map(v => ({
     id: v.id, impact: v.impact, help: v.help,
     nodes: v.nodes.map(n => ({target: n.target.flat().join(' >>> '), summary: n.failureSummary})),
@@ -146,8 +155,8 @@ class Visit:
 
 class Visitor:
     """visit(page_path, prepare=None): one tab, in a context of its own, that visits built
-    pages one after another; `prepare` (JavaScript) runs on the page before axe-core, to plant
-    a fault (the check of the check)."""
+    pages one after another; `prepare` (JavaScript) runs on the page once it is typeset, before
+    it is read in either mode, to plant a fault (the check of the check; no screenshot then)."""
 
     def __init__(self, browser):
         self.context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -183,21 +192,24 @@ class Visitor:
             tab.evaluate("() => MathJax.startup.promise")
         outputs = tab.evaluate(OUTPUTS)
         tab.evaluate(OPEN_DROPDOWNS)
-        seen = {}
+        if prepare:
+            tab.evaluate(prepare)
+        seen, shown = {}, {}
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         for scheme in SCHEMES:
             self.show(page_path, scheme)
             seen[scheme] = tab.evaluate(INSPECT_PAGE)
-            tab.screenshot(path=SCREENSHOTS / f"{page_path.replace('/', '_')}-{scheme}.png")
+            shown[scheme] = tab.evaluate(SHOWN)
+            if not prepare:  # the page as built, for a person to look at
+                tab.screenshot(path=SCREENSHOTS / f"{page_path.replace('/', '_')}-{scheme}.png")
         problems = self.problems  # the page's own, not axe-core's (its requests for the
         self.problems = []        # stylesheets, which a file:// page refuses)
-        if prepare:
-            tab.evaluate(prepare)
         tab.add_script_tag(path=str(AXE))
         violations = {}
         for scheme in reversed(SCHEMES):
             self.show(page_path, scheme)
-            violations[scheme] = tab.evaluate(RUN_AXE)
+            same = scheme != "light" and len(set(shown.values())) == 1
+            violations[scheme] = tab.evaluate(RUN_AXE, COLOUR_RULES if same else None)
         chinese_runs, tofu = chinese_font_problems(self.context, tab)
         return Visit(problems, has_mathjax, seen, outputs, violations, chinese_runs, tofu)
 

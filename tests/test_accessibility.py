@@ -4,7 +4,9 @@ Every page of both editions (English in _build/html, 简体中文 in _build/html
 tests/test_browser.py lists them), in the theme's light and dark mode, as one visit of
 tests/page_visit.py finds it: opened from file:// as a reader opens _build/html/index.html, with
 every other request refused, once its math is typeset and its dropdowns (the solutions) are open,
-so that what a click shows is checked too, axe-core runs all its rules on the page. No violation
+so that what a click shows is checked too, axe-core runs all its rules on the page in light mode,
+and those that read colours in dark mode (the others read the page's structure, the same in
+both modes: tests/page_visit.py, which runs them all where what shows differs). No violation
 of impact "serious" or "critical" may remain; each one is reported with its rule, impact, page,
 mode and the first few elements it concerns (their CSS selectors), and axe's summary of what to
 fix. Rules of impact "moderate" or "minor" (such as "region": the sidebar's title outside a
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from chromium import site_pages
-from page_visit import SCHEMES
+from page_visit import COLOUR_RULES, SCHEMES
 
 SITE = Path(__file__).resolve().parents[1] / "_build" / "html"
 ENFORCED = ("serious", "critical")
@@ -66,7 +68,27 @@ FAULTS = """() => {
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_the_check_finds_and_names_what_breaks_a_page(visit, scheme):
     violations = {v["id"]: v for v in enforced(visit("book/intro.html", FAULTS).violations[scheme])}
-    assert violations["button-name"]["impact"] == "critical"
-    assert "#fault-unnamed" in describe(violations["button-name"], "book/intro.html", scheme)
+    if scheme == "light":  # a rule of structure: run in light mode (COLOUR_RULES in dark)
+        assert violations["button-name"]["impact"] == "critical"
+        assert "#fault-unnamed" in describe(violations["button-name"], "book/intro.html", scheme)
+    else:
+        assert set(violations) <= set(COLOUR_RULES), violations
     faint = [n["target"] for n in violations.get("color-contrast", {"nodes": []})["nodes"]]
     assert ("#fault-faint" in faint) == (scheme == "dark"), faint
+
+
+# An unnamed button that the theme shows in dark mode only: what shows differs between the modes,
+# so every rule runs in dark mode too, and finds it.
+DARK_ONLY_FAULT = """() => {
+  document.head.insertAdjacentHTML('beforeend',
+    '<style>html[data-theme="light"] #fault-dark-only { display: none; }</style>');
+  document.querySelector('article').insertAdjacentHTML('afterbegin',
+    '<button id="fault-dark-only" type="button"></button>');
+}"""
+
+
+def test_what_dark_mode_alone_shows_meets_every_rule(visit):
+    found = visit("book/intro.html", DARK_ONLY_FAULT).violations
+    assert not any(v["id"] == "button-name" for v in enforced(found["light"]))
+    dark = {v["id"]: v for v in enforced(found["dark"])}
+    assert "#fault-dark-only" in describe(dark["button-name"], "book/intro.html", "dark")
