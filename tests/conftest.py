@@ -2,6 +2,7 @@
 
 import functools
 import http.server
+import shutil
 import threading
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from chromium import CHROMIUM_FLAGS, browser_required, chromium_path, skip_or_fa
 from page_visit import AXE, Visitor
 
 # The built book: both editions, English at the root and 简体中文 in zh_CN/ (`make book`).
-SITE = Path(__file__).resolve().parents[1] / "_build" / "html"
+REPO = Path(__file__).resolve().parents[1]
+SITE = REPO / "_build" / "html"
 
 
 @pytest.fixture
@@ -76,3 +78,24 @@ def server():
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
+
+
+@pytest.fixture(scope="session")
+def two_page_build(tmp_path_factory):
+    """tests/test_zh_edition.py's two-page book, committed to a repository of its own, then
+    built with the Makefile's targets: both editions, and both PDFs when Chromium is there (the
+    PDF step prints nothing without it, unless the PDF is required). Returns (root, commit,
+    {target: its output}); the Chinese edition's tests and the build stamp's read one build."""
+    from test_build_stamp import commit_everything
+    from test_zh_edition import make, make_two_page_book
+
+    root = tmp_path_factory.mktemp("two_page_book")
+    make_two_page_book(root)
+    shutil.copy(REPO / ".gitignore", root / ".gitignore")
+    commit = commit_everything(root)
+    logs = {}
+    for target in ("build-only", "build-zh", "pdf-only"):
+        done = make(target, root)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        logs[target] = done.stdout + done.stderr
+    return root, commit, logs

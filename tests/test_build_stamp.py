@@ -19,7 +19,6 @@ import pytest
 from bs4 import BeautifulSoup
 from build_stamp import read_stamp, stamp_text
 from chromium import browser_required, chromium_path
-from test_zh_edition import make, make_two_page_book
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -78,18 +77,16 @@ def test_a_copy_outside_git_says_so(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def built_book(tmp_path_factory):
+def built_book(two_page_build):
     """The two-page book, committed, then built: both editions, and both PDFs when Chromium is
-    there (the PDF step prints nothing without it, unless the PDF is required)."""
-    root = tmp_path_factory.mktemp("stamped_book")
-    make_two_page_book(root)
-    shutil.copy(REPO / ".gitignore", root / ".gitignore")
-    commit = commit_everything(root)
-    for target in ("build-only", "build-zh", "pdf-only"):
-        done = make(target, root)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert git(root, "status", "--porcelain") == "", "the build changed the checkout"
+    there (conftest.py)."""
+    root, commit, _ = two_page_build
     return root, commit
+
+
+def test_the_build_leaves_the_checkout_clean(built_book):
+    root, _ = built_book
+    assert git(root, "status", "--porcelain") == "", "the build changed the checkout"
 
 
 def footer_stamps(site: Path) -> dict[str, str]:

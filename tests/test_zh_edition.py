@@ -1,7 +1,8 @@
 """The 简体中文 edition (issue 14): built from the same notebooks, with the same glued numbers.
 
-The first tests build a two-page book with the Makefile's own commands (`make build-only` for the
-English edition, then `make build-zh`): a notebook glues a number, and a Chinese catalog
+The first tests read a two-page book built with the Makefile's own commands (`make build-only`
+for the English edition, then `make build-zh`, and the PDFs: conftest.py's `two_page_build`, which
+the build stamp's tests read too): a notebook glues a number, and a Chinese catalog
 translates the paragraph that pastes it, on the notebook's page (`{glue:text}` key) and on a
 Markdown page (`path::key`). Unaided, myst-nb 1.4 pastes nothing into a translated paragraph;
 book/_ext/translated_glue.py makes it paste the number.
@@ -110,14 +111,10 @@ def pasted(page: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def two_page_book(tmp_path_factory):
-    root = tmp_path_factory.mktemp("zh_book")
-    make_two_page_book(root)
-    english = make("build-only", root)
-    assert english.returncode == 0, english.stdout[-3000:] + english.stderr[-3000:]
-    chinese = make("build-zh", root)
-    assert chinese.returncode == 0, chinese.stdout[-3000:] + chinese.stderr[-3000:]
-    return root, chinese.stdout + chinese.stderr
+def two_page_book(two_page_build):
+    """The two-page book built in both editions (conftest.py), and the Chinese build's output."""
+    root, _, logs = two_page_build
+    return root, logs["build-zh"]
 
 
 def test_a_glued_number_in_a_translated_paragraph_is_the_english_number(two_page_book):
