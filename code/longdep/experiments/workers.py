@@ -55,6 +55,11 @@ def in_worker_processes(calls: dict[Hashable, tuple[Callable, tuple]]) -> dict[H
     if workers == 1:
         return {key: function(*arguments) for key, (function, arguments) in calls.items()}
     method = "fork" if sys.platform == "linux" else "spawn"  # fork is unsafe on macOS
+    # Speed patch. What: import torch's symbolic-shape checks here, before the fork. Why: the
+    # first vmap of some operations (cross_entropy's decomposition) imports them, sympy among
+    # them, about 0.4 s of a core, in every worker of every pool; imported here, once, each
+    # forked worker inherits them. Delete when torch's eager vmap no longer imports sympy.
+    import torch.fx.experimental.symbolic_shapes  # noqa: F401
     with ProcessPoolExecutor(workers, multiprocessing.get_context(method),
                              initializer=set_up_worker,
                              initargs=(torch.are_deterministic_algorithms_enabled(),
