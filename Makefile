@@ -25,8 +25,9 @@ PINNED := $(VENV)/pinned
 $(INSTALLED): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	grep -v -e '^#' -e '^-e' -e '^$$' requirements.txt | awk 'NR % 2' > $(PINNED)-1.txt
-	grep -v -e '^#' -e '^-e' -e '^$$' requirements.txt | awk '!(NR % 2)' > $(PINNED)-2.txt
+	grep -v -e '^#' -e '^-e' -e '^$$' requirements.txt > $(PINNED).txt
+	awk 'NR % 2' $(PINNED).txt > $(PINNED)-1.txt
+	awk '!(NR % 2)' $(PINNED).txt > $(PINNED)-2.txt
 	$(BIN)/python -m pip install --quiet --no-deps -r $(PINNED)-1.txt & first=$$!; \
 	$(BIN)/python -m pip install --quiet --no-deps -r $(PINNED)-2.txt && wait $$first
 	$(BIN)/python -m pip install --quiet --no-deps -e .

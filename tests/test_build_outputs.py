@@ -9,8 +9,8 @@ difference is myst-nb's: it moves each ``glue`` output out of the executed noteb
 ``<chapter>.glue.json``, so a stored glue output is compared with the entry of its name there.
 `make notebooks` stores the outputs on another floating-point path (ATEN_CPU_CAPABILITY=default
 MKL_CBWR=COMPATIBLE) than the build's, the machine's own kernels, so the comparison is across
-paths; it runs nbval itself only with shifted
-seeds (lax). Run `make book` first (`make test` does).
+paths. `make test` runs nbval itself only with shifted seeds (lax). Run `make book` first
+(`make test` does).
 """
 
 import json
