@@ -1,6 +1,7 @@
 """The bound's ingredients (Chapter 2): gamma, matrix powers, the probe networks, and the
 batched probe that measures many networks at once."""
 
+import numpy as np
 import pytest
 import torch
 from longdep.experiments.vanishing import (
@@ -147,3 +148,19 @@ def test_bad_arguments_raise():
         rnn_with_recurrent_matrix(torch.eye(3), nonlinearity="sigmoid")
     with pytest.raises(ValueError, match=r"activation must be one of \['tanh', 'identity'\]"):
         probe_networks(torch.eye(3, dtype=F64)[None], torch.zeros(1, 2, 3, dtype=F64), "relu")
+
+
+@pytest.mark.parametrize("roundoff", [-1e-13, 0.0, 1e-13])
+def test_a_median_at_one_to_round_off_stays_at_one_in_the_alt_text(roundoff):
+    """The linear RNN at s = 1 keeps the norm exactly: the figure's words must not depend on
+    which side of 1 round-off puts it (the other floating-point path put it on the other)."""
+    from longdep.plots import style
+    from longdep.plots.vanishing import plot_regimes
+    d = np.arange(6)
+    profiles = {("linear", 0.5): np.tile(0.5 ** d, (3, 1)),
+                ("linear", 1.0): np.tile(np.full(6, 1.0 + roundoff), (3, 1)),
+                ("linear", 2.0): np.tile(2.0 ** d, (3, 1))}
+    alt = style.alt_text(plot_regimes(profiles))
+    assert "the medians for s = 0.5 fall; those for s = 1 stay at 1; those for s = 2 rise" in alt
+    with style.in_language("zh"):
+        assert "s = 1 的中位数曲线保持在 1" in style.alt_text(plot_regimes(profiles))

@@ -105,8 +105,9 @@ def plot_regimes(profiles: dict[tuple[str, float], np.ndarray]):
 
 def _regimes_alt(profiles: dict, nonlinearities: list) -> str:
     """What plot_regimes shows: per panel, whether every draw lies on its bound or below it,
-    and which median curves fall and which rise (their value at the largest distance below or
-    above 1)."""
+    and which median curves fall, which stay at 1 and which rise (their value at the largest
+    distance below 1, equal to it to round-off, or above it: the linear RNN at s = 1 keeps the
+    norm exactly, and round-off alone would put it on either side)."""
     panels = []
     for name in nonlinearities:
         scales = [s for n, s in profiles if n == name]
@@ -115,16 +116,20 @@ def _regimes_alt(profiles: dict, nonlinearities: list) -> str:
         on_bound = all(np.allclose(profiles[name, s], float(s) ** d, rtol=1e-6)
                        for s in scales)
         last = {s: np.median(np.asarray(profiles[name, s])[:, -1]) for s in scales}
-        falling = joined(f"{s:g}" for s in scales if last[s] < 1)
-        rising = joined(f"{s:g}" for s in scales if last[s] >= 1)
+        flat = {s for s in scales if np.isclose(last[s], 1.0, rtol=0.0, atol=1e-9)}
+        falling = joined(f"{s:g}" for s in scales if last[s] < 1 and s not in flat)
+        level = joined(f"{s:g}" for s in scales if s in flat)
+        rising = joined(f"{s:g}" for s in scales if last[s] > 1 and s not in flat)
         panels.append(words(
             f"{localised(name)} RNN: the curves of all {draws} draws "
             + ("lie exactly on their bounds" if on_bound else "lie below their bounds")
             + (f"; the medians for s = {falling} fall" if falling else "")
+            + (f"; those for s = {level} stay at 1" if level else "")
             + (f"; those for s = {rising} rise" if rising else ""),
             f"{localised(name)} RNN：全部 {draws} 次抽取的曲线"
             + ("与各自的上界完全重合" if on_bound else "位于各自的上界之下")
             + (f"；s = {falling} 的中位数曲线下降" if falling else "")
+            + (f"；s = {level} 的中位数曲线保持在 1" if level else "")
             + (f"；s = {rising} 的中位数曲线上升" if rising else "")))
     steps = np.shape(next(iter(profiles.values())))[1]
     return words(f"{len(panels)} panels of the gradient ratio against the distance d, up to "
