@@ -93,10 +93,10 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     # Scaling q (time_q x d_k numbers) is cheaper than scaling the scores (time_q x time_k).
     scores = (q * q.size(-1) ** -0.5) @ k.transpose(-2, -1)  # (..., time_q, time_k)
     if mask is not None:
-        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+        scores = torch.where(mask, scores, torch.finfo(scores.dtype).min)  # one pass, no copy
     weights = torch.softmax(scores, dim=-1)
     if mask is not None:
-        weights = weights.masked_fill(~mask, 0.0)
+        weights = torch.where(mask, weights, 0.0)
     if training and dropout > 0.0:
         weights = nn.functional.dropout(weights, dropout)
     return weights @ v, weights  # (..., time_q, d_v), (..., time_q, time_k)

@@ -69,10 +69,9 @@ def parallel_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """
     check_scan(a, b)
     steps, shift = a.size(1), 1
-    while shift < steps:
-        pad = (0, 0) * (a.dim() - 2) + (shift, 0)  # shift along time: x_{t - shift}, 0 or 1 before
-        b = b + a * nn.functional.pad(b, pad)[:, :steps]
-        a = a * nn.functional.pad(a, pad, value=1.0)[:, :steps]
+    while shift < steps:  # steps before ``shift`` compose with the identity: they stay as they are
+        b = torch.cat([b[:, :shift], b[:, shift:] + a[:, shift:] * b[:, :-shift]], dim=1)
+        a = torch.cat([a[:, :shift], a[:, shift:] * a[:, :-shift]], dim=1)
         shift *= 2
     return b
 
