@@ -20,6 +20,7 @@ from longdep.experiments.key_recall import (
     KeyRecallBudget,
     key_recall_batches,
 )
+from longdep.experiments.workers import over_cores
 from longdep.measure.gradients import input_gradient_norms
 from longdep.models import _checks as check
 from longdep.models.attention import sinusoidal_table
@@ -158,27 +159,37 @@ class SwampedRecall:
 def swamped_recall(distance: int = 20, seeds: Sequence[int] = KEY_RECALL_BUDGET.seeds,
                    budget: KeyRecallBudget = KEY_RECALL_BUDGET) -> SwampedRecall:
     """Key recall at ``distance`` under ``budget`` by :func:`scaled_embedding_classifier` with
-    the article's embedding and with the fixed one, every seed of both trained at once (Chapter
-    5, "Swamped positions"), and their first softmax at initialisation on one batch of the
-    task. A seed gives both variants the same initial weights but the embedding, and the same
-    batches."""
+    the article's embedding and with the fixed one, every seed of a variant trained at once and
+    the two variants side by side on the cores (Chapter 5, "Swamped positions"), and their
+    first softmax at initialisation on one batch of the task. A seed gives both variants the
+    same initial weights but the embedding, and the same batches."""
     check.instance(budget, "budget", KeyRecallBudget)
-    seeds = check.ints("seeds", seeds, least=0)
+    seeds = tuple(check.ints("seeds", seeds, least=0))
+    check.positive(distance=distance)
     variants = {"article": True, "fixed": False}
+    runs = over_cores(_swamped_variant, [(article, distance, seeds, budget)
+                                        for article in variants.values()])
+    measured = {name: runs[article, distance, seeds, budget]
+                for name, article in variants.items()}  # {name: (accuracy, largest, entropy)}
+    return SwampedRecall(*({name: values[i] for name, values in measured.items()}
+                           for i in range(3)))
+
+
+def _swamped_variant(article: bool, distance: int, seeds: Sequence[int], budget: KeyRecallBudget
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One variant of :func:`swamped_recall`, every seed trained at once: the held-out accuracy
+    after training, and the largest weight and entropy of the first softmax at initialisation,
+    each (seeds,)."""
     models = []
-    for article in variants.values():
-        for seed in seeds:
-            manual_seed(seed)
-            models.append(scaled_embedding_classifier(article, distance, budget=budget))
+    for seed in seeds:
+        manual_seed(seed)
+        models.append(scaled_embedding_classifier(article, distance, budget=budget))
     make_batch = key_recall_batches(distance, budget)
     tokens, _ = make_batch(seeded_generator(HELD_OUT))
-    softmax = np.array([first_softmax(model, tokens) for model in models])  # (models, 2)
-    results = train_seeds(models, make_batch, budget.steps, seeds * 2, lr=budget.lr,
+    softmax = np.array([first_softmax(model, tokens) for model in models])  # (seeds, 2)
+    results = train_seeds(models, make_batch, budget.steps, list(seeds), lr=budget.lr,
                           clip_norm=budget.clip_norm, eval_batches=budget.eval_batches)
-    accuracy = np.array([result.accuracy for result in results])
-    split = {name: slice(i * len(seeds), (i + 1) * len(seeds)) for i, name in enumerate(variants)}
-    return SwampedRecall(*({name: values[part] for name, part in split.items()}
-                           for values in (accuracy, softmax[:, 0], softmax[:, 1])))
+    return np.array([result.accuracy for result in results]), softmax[:, 0], softmax[:, 1]
 
 
 def future_gradients(seeds: Sequence[int] = tuple(range(10)), position: int = 5,
