@@ -21,6 +21,8 @@ from longdep.measure.gradients import (
     state_gradient_norms,
     step_jacobian_norms,
 )
+from longdep.plots import style
+from longdep.plots.vanishing import plot_regimes
 
 F64 = torch.float64
 
@@ -154,8 +156,6 @@ def test_bad_arguments_raise():
 def test_a_median_at_one_to_round_off_stays_at_one_in_the_alt_text(roundoff):
     """The linear RNN at s = 1 keeps the norm exactly: the figure's words must not depend on
     which side of 1 round-off puts it (the other floating-point path put it on the other)."""
-    from longdep.plots import style
-    from longdep.plots.vanishing import plot_regimes
     d = np.arange(6)
     profiles = {("linear", 0.5): np.tile(0.5 ** d, (3, 1)),
                 ("linear", 1.0): np.tile(np.full(6, 1.0 + roundoff), (3, 1)),

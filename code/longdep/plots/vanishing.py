@@ -116,10 +116,9 @@ def _regimes_alt(profiles: dict, nonlinearities: list) -> str:
         on_bound = all(np.allclose(profiles[name, s], float(s) ** d, rtol=1e-6)
                        for s in scales)
         last = {s: np.median(np.asarray(profiles[name, s])[:, -1]) for s in scales}
-        flat = {s for s in scales if np.isclose(last[s], 1.0, rtol=0.0, atol=1e-9)}
-        falling = joined(f"{s:g}" for s in scales if last[s] < 1 and s not in flat)
-        level = joined(f"{s:g}" for s in scales if s in flat)
-        rising = joined(f"{s:g}" for s in scales if last[s] > 1 and s not in flat)
+        trend = {s: 0 if abs(last[s] - 1) <= 1e-9 else np.sign(last[s] - 1) for s in scales}
+        falling, level, rising = (joined(f"{s:g}" for s in scales if trend[s] == sign)
+                                  for sign in (-1, 0, 1))
         panels.append(words(
             f"{localised(name)} RNN: the curves of all {draws} draws "
             + ("lie exactly on their bounds" if on_bound else "lie below their bounds")
