@@ -2,6 +2,8 @@
 longdep.tasks.mqar_batch's and mqar_mixture_batch's layouts and errors, and the MQAR
 experiment's pieces."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -9,6 +11,7 @@ from longdep.experiments.mqar import (
     MQAR_MODELS,
     RECALLED,
     MQARSetting,
+    _ByLength,  # the training view of mqar_training
     held_out_accuracies,
     kept_at,
     mqar_runs,
@@ -16,12 +19,13 @@ from longdep.experiments.mqar import (
     pairs_recalled,
     recall_counts,
 )
+from longdep.experiments.registry import KIND
 from longdep.models.heads import PairRecallClassifier
 from longdep.models.mixers import mixer_stack
 from longdep.plots.efficient import plot_mqar
 from longdep.seeds import seeded_generator
 from longdep.tasks import IGNORED, mqar_batch, mqar_mixture_batch
-from longdep.train import HELD_OUT, train_seeds
+from longdep.train import HELD_OUT, cross_entropy, train_seeds
 
 TINY = MQARSetting(pair_counts=(1, 2), num_keys=4, steps=2, longer=2, batch_size=4,
                    eval_size=8, seeds=(0, 1))
@@ -110,6 +114,28 @@ def test_the_classifier_reads_every_step_causally_and_padding_changes_nothing():
         PairRecallClassifier("core", 8, 6, 5)
     with pytest.raises(ValueError, match="num_values must be at least 1"):
         PairRecallClassifier(torch.nn.Identity(), 8, 6, 0)
+
+
+def test_training_each_count_at_its_own_length_gives_the_padded_batchs_loss_and_gradient():
+    setting = MQARSetting(width=8, num_heads=2, state_size=4, num_keys=8, num_values=5,
+                          pair_counts=(1, 2, 3, 4), batch_size=8)
+    assert setting.parts() == ((6, 6), (2, 8))  # three counts at 3 pairs' length, one at 4
+    assert replace(setting, pair_counts=(2,), task="reassigned").parts() == ((8, 8),)
+    tokens, targets = setting.batch(8, setting.pair_counts, seeded_generator(0))
+    for name in MQAR_MODELS:
+        torch.manual_seed(0)
+        model = PairRecallClassifier(KIND[name].build(setting.shape()), 8, 8, 5).double()
+        trained = _ByLength(model, setting.parts())
+        grouped, padded = trained(tokens), model(tokens)
+        real = targets != IGNORED
+        torch.testing.assert_close(grouped[real], padded[real], rtol=0, atol=1e-12)
+        assert (grouped.view(8, 8, 5)[:6, 6:] == 0).all(), "the padding gets zero logits"
+        gradients = [torch.autograd.grad(cross_entropy(logits, targets), model.parameters())
+                     for logits in (trained(tokens), model(tokens))]
+        for ours, theirs in zip(*gradients):
+            torch.testing.assert_close(ours, theirs, rtol=1e-9, atol=1e-12)
+        assert dict(trained.named_parameters()).keys() == {
+            f"model.{name}" for name, _ in model.named_parameters()}
 
 
 def test_the_setting_and_the_sizes_of_the_fixed_states():

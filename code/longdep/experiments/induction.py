@@ -17,7 +17,7 @@ and induction scores of its heads (:func:`head_scores`).
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -206,14 +206,37 @@ its copy loss at step ``budget.steps``."""
 def induction_runs(labels: Sequence[str] = tuple(INDUCTION_RUNS),
                    budget: InductionBudget = INDUCTION_BUDGET) -> dict[str, InductionRun]:
     """:func:`train_induction` of each run of :data:`INDUCTION_RUNS` named in ``labels``, side by
-    side on the cores, the costliest first (the same numbers as one after another)."""
+    side on the cores, the costliest first (the same numbers as one after another). Each run
+    trains as two halves of its seeds, which keeps both cores busy to the end (the run of four
+    times the steps alone would take longer than all the others). Under vmap a seed's numbers
+    do not depend on the other seeds trained beside it as long as there are any (a single
+    seed can differ in the last bit: measured), so for two seeds or more in each half the
+    halves, joined, are the run bit for bit (the tests check this)."""
     check.instance(budget, "budget", InductionBudget)
     if not labels or any(label not in INDUCTION_RUNS for label in labels):
         raise ValueError(f"labels must be among {list(INDUCTION_RUNS)}, got {labels!r}")
-    points = [(layers, budget, round(budget.steps * factor), fixed) for layers, factor, fixed
-              in (INDUCTION_RUNS[label] for label in labels)]
-    runs = over_cores(train_induction, points, cost=lambda point: point[0] * point[2])
-    return {label: runs[point] for label, point in zip(labels, points)}
+    middle = (len(budget.seeds) + 1) // 2
+    halves = [replace(budget, seeds=seeds) for seeds in (budget.seeds[:middle],
+                                                         budget.seeds[middle:]) if seeds]
+    points = {label: [(layers, half, round(budget.steps * factor), fixed) for half in halves]
+              for label, (layers, factor, fixed) in ((label, INDUCTION_RUNS[label])
+                                                     for label in labels)}
+    runs = over_cores(train_induction, [point for pair in points.values() for point in pair],
+                      cost=lambda point: point[0] * point[2] * len(point[1].seeds))
+    return {label: _joined([runs[point] for point in pair]) for label, pair in points.items()}
+
+
+def _joined(parts: Sequence[InductionRun]) -> InductionRun:
+    """One :class:`InductionRun` of the seeds of ``parts`` in order (runs of one setting on
+    parts of its seeds); the example is the first part's, its first seed's."""
+    if not parts or not all(isinstance(part, InductionRun) for part in parts):
+        raise TypeError(f"parts must be a non-empty list of InductionRun, got "
+                        f"{check.describe(parts)}")
+    first = parts[0]
+    per_seed = [np.concatenate([getattr(part, name) for part in parts])
+                for name in ("losses", "copy_loss", "copy_accuracy", "previous_token",
+                             "induction")]
+    return InductionRun(*per_seed, first.example, first.example_tokens, first.example_sources)
 
 
 def copy_loss_at(run: InductionRun, step: int, window: int = 25) -> np.ndarray:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from longdep.book import Bilingual
@@ -98,13 +99,18 @@ class MQARSetting:
         ``longer`` times it, or ``steps`` alone when ``longer`` is 1."""
         return (self.steps,) if self.longer == 1 else (self.steps, self.longer * self.steps)
 
+    @property
+    def steps_per_pair(self) -> int:
+        """Steps per pair of a sequence: a pair and its query, and twice that when every key is
+        written twice ("reassigned")."""
+        return 4 if self.task == "reassigned" else 2
+
     def shape(self) -> ModelShape:
         """The one-layer models' sizes: feed-forward width 2 x width, positions enough for the
         longest sequence (2 steps per pair, 4 when every key is written twice)."""
-        steps_per_pair = 4 if self.task == "reassigned" else 2
         return ModelShape(input_size=self.width, width=self.width, num_heads=self.num_heads,
                           d_ff=2 * self.width, state_size=self.state_size,
-                          max_len=steps_per_pair * max(self.pair_counts))
+                          max_len=self.steps_per_pair * max(self.pair_counts))
 
     def batch(self, batch_size: int, pairs: Sequence[int], generator: torch.Generator
               ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -118,6 +124,18 @@ class MQARSetting:
             tokens, targets = mqar_mixture_batch(batch_size, pairs, self.num_keys,
                                                  self.num_values, generator)
         return tokens, targets.flatten()
+
+    def parts(self) -> tuple[tuple[int, int], ...]:
+        """How :func:`mqar_training` runs a training batch of :meth:`batch`: ((rows, steps),
+        ...) in the batch's order. The rows of the most pairs run at their full length; the
+        rows of fewer pairs, which :func:`longdep.tasks.mqar_mixture_batch` pads to that
+        length, run at the length of the next count down (one part of each length would cost
+        more calls than it saves for these tiny models: measured)."""
+        rows, steps = self.batch_size // len(self.pair_counts), self.steps_per_pair
+        if len(self.pair_counts) == 1:
+            return ((self.batch_size, steps * self.pair_counts[0]),)
+        return (((len(self.pair_counts) - 1) * rows, steps * self.pair_counts[-2]),
+                (rows, steps * self.pair_counts[-1]))
 
     def state_numbers(self, mixer: str) -> int:
         """Numbers in the fixed state of one layer of ``mixer`` ("linear" or "ssm"; linear
@@ -193,6 +211,30 @@ def _check_mixer(name: str) -> None:
                          f"{list(MQAR_MODELS)}, got {name!r}")
 
 
+class _ByLength(nn.Module):
+    """A classifier of :func:`mqar_training` as it trains on its setting's batches: the rows of
+    :meth:`MQARSetting.parts` run at their own lengths instead of all at the longest, and the
+    padding steps after them get zero logits. The models are causal and the padding comes last
+    in each row, so every real step's logits, and with them the loss (which reads the query
+    steps only) and its gradient, are those of the padded batch up to round-off; on the
+    mixture of 2, 4, 8 and 16 pairs the padded batch's attention is more than twice as large."""
+
+    def __init__(self, model: PairRecallClassifier, parts: tuple[tuple[int, int], ...]):
+        super().__init__()
+        self.model, self.parts = model, parts
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens (batch, time, 2) of the setting's batch -> logits (batch * time, values)."""
+        if len(self.parts) == 1:  # one length: nothing is padded
+            return self.model(tokens)
+        logits, start = [], 0
+        for rows, length in self.parts:
+            part = self.model(tokens[start:start + rows, :length]).unflatten(0, (rows, length))
+            logits.append(nn.functional.pad(part, (0, 0, 0, tokens.size(1) - length)))
+            start += rows
+        return torch.cat(logits).flatten(0, 1)
+
+
 def mqar_training(name: str, setting: MQARSetting = MQARSetting()) -> MQARRun:
     """Train one-layer model ``name`` (a mixer model of the registry, such as those of
     :data:`MQAR_MODELS`) on the setting's task, the mixture of its pair counts, for
@@ -213,9 +255,12 @@ def mqar_training(name: str, setting: MQARSetting = MQARSetting()) -> MQARRun:
         return s.batch(s.batch_size, s.pair_counts, generator)
 
     first, last = s.budgets[0], s.budgets[-1]
-    results = train_seeds(models, make_batch, last, seeds, lr=s.lr, clip_norm=s.clip_norm,
+    trained = [_ByLength(model, s.parts()) for model in models]
+    results = train_seeds(trained, make_batch, last, seeds, lr=s.lr, clip_norm=s.clip_norm,
                           eval_batches=0, observe=kept_at(first, len(seeds)))
-    after = [[result.observed[first] for result in results]] if s.longer > 1 else []
+    inner = len("model.")  # the trained view's names are its model's, behind "model."
+    after = [[{name[inner:]: tensor for name, tensor in result.observed[first].items()}
+              for result in results]] if s.longer > 1 else []
     after.append([dict(model.named_parameters()) for model in models])
     return MQARRun(torch.stack([held_out_accuracies(models[0], p, s) for p in after]),
                    torch.tensor([result.losses for result in results], dtype=torch.float64))

@@ -70,8 +70,13 @@ def parallel_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     check_scan(a, b)
     steps, shift = a.size(1), 1
     while shift < steps:  # steps before ``shift`` compose with the identity: they stay as they are
-        b = torch.cat([b[:, :shift], b[:, shift:] + a[:, shift:] * b[:, :-shift]], dim=1)
-        a = torch.cat([a[:, :shift], a[:, shift:] * a[:, :-shift]], dim=1)
+        rest = steps - shift
+        # split, not slicing: its backward joins the parts' gradients instead of writing each
+        # into a zero tensor of the full size
+        (b_head, b_tail), (a_head, a_tail) = b.split([shift, rest], 1), a.split([shift, rest], 1)
+        b = torch.cat([b_head, b_tail + a_tail * b.split([rest, shift], 1)[0]], dim=1)
+        if 2 * shift < steps:  # the last round needs no a
+            a = torch.cat([a_head, a_tail * a.split([rest, shift], 1)[0]], dim=1)
         shift *= 2
     return b
 
