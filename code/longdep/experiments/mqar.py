@@ -258,8 +258,8 @@ def mqar_training(name: str, setting: MQARSetting = MQARSetting()) -> MQARRun:
     trained = [_ByLength(model, s.parts()) for model in models]
     results = train_seeds(trained, make_batch, last, seeds, lr=s.lr, clip_norm=s.clip_norm,
                           eval_batches=0, observe=kept_at(first, len(seeds)))
-    inner = len("model.")  # the trained view's names are its model's, behind "model."
-    after = [[{name[inner:]: tensor for name, tensor in result.observed[first].items()}
+    after = [[{name.removeprefix("model."): tensor  # the trained view's names, as the model's
+               for name, tensor in result.observed[first].items()}
               for result in results]] if s.longer > 1 else []
     after.append([dict(model.named_parameters()) for model in models])
     return MQARRun(torch.stack([held_out_accuracies(models[0], p, s) for p in after]),

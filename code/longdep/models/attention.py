@@ -110,10 +110,10 @@ def _softmax_last(scores: Tensor) -> Tensor:
     book trains attention over 11 keys (Chapter 5's depth sweep); with
     ``ATEN_CPU_CAPABILITY=default`` both give the same bits. Delete when torch's softmax handles
     short rows at the speed of long ones."""
-    keys = scores.size(-1)
-    if keys >= 16:
+    keys, row = scores.size(-1), 16
+    if keys >= row:
         return torch.softmax(scores, dim=-1)
-    padded = nn.functional.pad(scores, (0, 16 - keys), value=-math.inf)
+    padded = nn.functional.pad(scores, (0, row - keys), value=-math.inf)
     return torch.softmax(padded, dim=-1)[..., :keys]
 
 
